@@ -1,0 +1,65 @@
+// bspkit — one tool for the BSP files of the Quake / Half-Life / Source family.
+#include "common.hpp"
+
+#include <bspkit/version.hpp>
+
+#include <cstdio>
+#include <fmt/core.h>
+
+namespace bspkit::cli {
+
+Bsp open_reporting(const std::string& path) {
+    Bsp bsp = Bsp::open(path);
+    for (const Diagnostic& d : bsp.diagnostics()) print_diagnostic(path, d);
+    return bsp;
+}
+
+void print_diagnostic(const std::string& file, const Diagnostic& d) {
+    const char* severity = d.severity == Severity::error ? "error: " : "warning: ";
+    fmt::print(stderr, "{}\n", format_location_message({file, d.lump, d.offset}, severity + d.message));
+}
+
+size_t resolve_lump(const Bsp& bsp, const std::string& text) {
+    if (auto index = bsp.find_lump(text)) return *index;
+    std::string names;
+    for (size_t i = 0; i < bsp.lump_count(); ++i) names += (i ? ", " : "") + std::string(bsp.lump_name(i));
+    throw UsageError(fmt::format("unknown lump '{}' for {}: use 0-{} or one of: {}", text,
+                                 format_id(bsp.format()), bsp.lump_count() - 1, names));
+}
+
+}  // namespace bspkit::cli
+
+int main(int argc, char** argv) {
+    using namespace bspkit::cli;
+    CLI::App app{"bspkit: read, check, edit and write BSP maps of the Quake / Half-Life / Source family"};
+    app.set_version_flag("--version", std::string(bspkit::kVersion));
+    app.require_subcommand(1);
+    Action action;
+    add_info(app, action);
+    add_lump(app, action);
+    add_repack(app, action);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return kExitUsage;
+    }
+    try {
+        return action ? action() : kExitUsage;
+    } catch (const UsageError& e) {
+        fmt::print(stderr, "bspkit: {}\n", e.what());
+        return kExitUsage;
+    } catch (const bspkit::Error& e) {
+        fmt::print(stderr, "{}\n", e.what());
+        return kExitBadInput;
+    } catch (const std::bad_alloc&) {
+        fmt::print(stderr, "bspkit: out of memory\n");
+        return kExitBadInput;
+    }
+}

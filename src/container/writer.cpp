@@ -1,0 +1,182 @@
+// Writing: an unchanged file is reproduced byte for byte (header rebuilt from
+// the parsed directory, everything else copied); any change lays the lumps
+// out again in their original order, 4-byte aligned.
+#include "bsp_impl.hpp"
+
+#include <bspkit/file_io.hpp>
+
+#include <algorithm>
+#include <numeric>
+
+namespace bspkit {
+namespace {
+
+void write_header(const Bsp::Impl& b, const std::vector<LumpEntry>& entries, uint8_t* out) {
+    const FormatLayout& l = *b.layout;
+    // Magic and version are copied from the input: they are what was detected.
+    std::copy_n(b.file.data(), l.directory_offset(), out);
+    for (size_t i = 0; i < entries.size(); ++i) {
+        uint8_t* e = out + l.directory_offset() + i * l.entry_size();
+        const LumpEntry& x = entries[i];
+        switch (l.directory) {
+            case DirectoryLayout::offset_length:
+                store<int32_t>(e, x.offset, b.order);
+                store<int32_t>(e + 4, x.length, b.order);
+                break;
+            case DirectoryLayout::source:
+                store<int32_t>(e, x.offset, b.order);
+                store<int32_t>(e + 4, x.length, b.order);
+                store<int32_t>(e + 8, x.version, b.order);
+                store<uint32_t>(e + 12, x.fourcc, b.order);
+                break;
+            case DirectoryLayout::source_l4d2:
+                store<int32_t>(e, x.version, b.order);
+                store<int32_t>(e + 4, x.offset, b.order);
+                store<int32_t>(e + 8, x.length, b.order);
+                store<uint32_t>(e + 12, x.fourcc, b.order);
+                break;
+        }
+    }
+    if (l.has_revision) store<int32_t>(out + l.header_size() - 4, b.revision, b.order);
+}
+
+bool unchanged(const Bsp::Impl& b) {
+    return !b.game_lumps_edited &&
+           std::none_of(b.lumps.begin(), b.lumps.end(), [](const Blob& x) { return x.replacement.has_value(); });
+}
+
+bool anything_compressed(const Bsp::Impl& b) {
+    return std::any_of(b.lumps.begin(), b.lumps.end(), [](const Blob& x) { return x.compressed(); }) ||
+           std::any_of(b.game_lumps.begin(), b.game_lumps.end(),
+                       [](const GameLumpState& g) { return g.blob.compressed(); });
+}
+
+}  // namespace
+
+Bytes Bsp::Impl::payload(const Blob& blob, const Location& where, Compression compression, bool may_compress) const {
+    const bool was_compressed = blob.lzma.has_value();
+    switch (compression) {
+        case Compression::keep:
+            if (!blob.replacement) return Bytes(blob.stored.begin(), blob.stored.end());
+            if (was_compressed && !blob.replacement->empty()) return lzma::encode(*blob.replacement);
+            return *blob.replacement;
+        case Compression::decompress: {
+            const ByteSpan d = blob.decoded(where);
+            return Bytes(d.begin(), d.end());
+        }
+        case Compression::compress: {
+            if (blob.compressed()) return Bytes(blob.stored.begin(), blob.stored.end());
+            const ByteSpan d = blob.decoded(where);
+            if (may_compress && !d.empty()) {
+                Bytes packed = lzma::encode(d);
+                if (packed.size() < d.size()) return packed;  // bspzip leaves lumps that would grow
+            }
+            return Bytes(d.begin(), d.end());
+        }
+    }
+    return {};
+}
+
+Bytes Bsp::Impl::build_game_lump(int64_t base, Compression compression) const {
+    std::vector<Bytes> payloads;
+    std::vector<bool> packed;
+    bool any_packed = false;
+    for (const GameLumpState& g : game_lumps) {
+        Location at = where(source_lump::game_lump, -1);
+        at.lump += " " + g.entry.name();
+        if (!g.blob.stored.empty()) at.offset = g.blob.stored.data() - file.data();
+        payloads.push_back(payload(g.blob, at, compression, true));
+        packed.push_back(lzma::read_header(payloads.back()).has_value() &&
+                         (g.blob.lzma.has_value() || compression == Compression::compress));
+        any_packed = any_packed || packed.back();
+    }
+    const bool terminate = any_packed || (compression == Compression::keep && game_lumps_terminated);
+    const size_t count = game_lumps.size() + (terminate ? 1 : 0);
+    Bytes out;
+    append<int32_t>(out, int32_t(count), order);
+    const int64_t data_start = 4 + int64_t(count) * 16;
+    const int64_t shift = game_lumps_relative ? 0 : base;
+    int64_t cursor = data_start;
+    for (size_t k = 0; k < game_lumps.size(); ++k) {
+        const GameLump& g = game_lumps[k].entry;
+        append<uint32_t>(out, g.id, order);
+        append<uint16_t>(out, uint16_t((g.flags & ~1u) | (packed[k] ? 1u : 0u)), order);
+        append<uint16_t>(out, g.version, order);
+        append<int32_t>(out, int32_t(shift + cursor), order);
+        // Compressed game lumps record their uncompressed size (as bspzip does).
+        const auto header = packed[k] ? lzma::read_header(payloads[k]) : std::nullopt;
+        append<int32_t>(out, int32_t(header ? header->actual_size : payloads[k].size()), order);
+        cursor += int64_t(payloads[k].size());
+    }
+    if (terminate) {
+        append<uint32_t>(out, 0, order);
+        append<uint16_t>(out, 0, order);
+        append<uint16_t>(out, 0, order);
+        append<int32_t>(out, int32_t(shift + cursor), order);
+        append<int32_t>(out, 0, order);
+    }
+    for (const Bytes& p : payloads) out.insert(out.end(), p.begin(), p.end());
+    return out;
+}
+
+Bytes Bsp::serialize(const SaveOptions& options) const {
+    const Impl& b = *impl_;
+    if (!b.is_source() && options.compression == Compression::compress)
+        throw Error({b.name, "header", 0}, "LZMA-compressed lumps exist only in Source BSP files");
+    const bool nothing_to_decompress = options.compression == Compression::decompress && !anything_compressed(b);
+    if (unchanged(b) && (options.compression == Compression::keep || nothing_to_decompress || !b.is_source())) {
+        Bytes out = b.file;
+        write_header(b, b.entries, out.data());
+        return out;
+    }
+
+    const size_t count = b.lumps.size();
+    std::vector<size_t> order(count);
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t x, size_t y) { return b.entries[x].offset < b.entries[y].offset; });
+
+    std::vector<Bytes> payloads(count);
+    std::vector<LumpEntry> entries = b.entries;
+    const bool game = b.has_game_lumps();
+    for (size_t i = 0; i < count; ++i) {
+        if (game && i == source_lump::game_lump) continue;  // built once its offset is known
+        const bool may_compress = b.is_source() && i != source_lump::pakfile && i != source_lump::xzip_pakfile;
+        payloads[i] = b.payload(b.lumps[i], b.where(i, b.entries[i].offset), options.compression, may_compress);
+    }
+    const size_t game_size = game ? b.build_game_lump(0, options.compression).size() : 0;
+
+    uint64_t cursor = align4(b.layout->header_size());
+    for (size_t i : order) {
+        const size_t size = (game && i == source_lump::game_lump) ? game_size : payloads[i].size();
+        LumpEntry& e = entries[i];
+        const bool unused = b.entries[i].offset == 0 && b.entries[i].length == 0;
+        e.offset = (size == 0 && unused) ? 0 : int32_t(cursor);
+        e.length = int32_t(size);
+        if (b.is_source()) {
+            const auto header = lzma::read_header(game && i == source_lump::game_lump ? ByteSpan{} : ByteSpan(payloads[i]));
+            const bool packed = header && (b.lumps[i].lzma || options.compression == Compression::compress);
+            e.fourcc = packed ? header->actual_size : (b.lumps[i].lzma ? 0 : b.entries[i].fourcc);
+        }
+        cursor = align4(cursor + size);
+        if (cursor > uint64_t(INT32_MAX)) throw Error({b.name, "header", 0}, "the saved file would exceed 2 GiB");
+    }
+    if (game) payloads[source_lump::game_lump] = b.build_game_lump(entries[source_lump::game_lump].offset, options.compression);
+
+    Bytes out(cursor, 0);
+    write_header(b, entries, out.data());
+    for (size_t i = 0; i < count; ++i)
+        std::copy(payloads[i].begin(), payloads[i].end(), out.begin() + entries[i].offset);
+    // The last lump is not padded: the file ends where its data ends.
+    uint64_t end = b.layout->header_size();
+    for (size_t i = 0; i < count; ++i) end = std::max<uint64_t>(end, uint64_t(entries[i].offset) + entries[i].length);
+    out.resize(end);
+    return out;
+}
+
+void Bsp::save(const std::filesystem::path& path, const SaveOptions& options) const {
+    const Bytes data = serialize(options);
+    write_file_atomic(path, data);
+}
+
+}  // namespace bspkit

@@ -1,0 +1,27 @@
+// bspkit-sample DIR — writes the generated sample maps into DIR.
+#include "samples.hpp"
+
+#include <bspkit/file_io.hpp>
+
+#include <cstdio>
+#include <filesystem>
+
+int main(int argc, char** argv) {
+    if (argc != 2 || std::string_view(argv[1]) == "--help") {
+        std::fprintf(stderr, "usage: bspkit-sample DIR\nWrites one generated sample map per format into DIR.\n");
+        return argc == 2 ? 0 : 2;
+    }
+    const std::filesystem::path dir = argv[1];
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    try {
+        for (const auto& s : bspkit::samples::all()) {
+            bspkit::write_file_atomic(dir / s.name, s.bytes);
+            std::printf("%s\n", (dir / s.name).string().c_str());
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
