@@ -85,6 +85,7 @@ void print_text(const Bsp& bsp) {
 
 }  // namespace
 
+namespace {
 void add_info(CLI::App& app, Action& action) {
     auto* cmd = app.add_subcommand("info", "Format, version, byte order and the lump table of a BSP file");
     auto file = std::make_shared<std::string>();
@@ -102,5 +103,9 @@ void add_info(CLI::App& app, Action& action) {
         };
     });
 }
+
+}  // namespace
+
+BSPKIT_REGISTER_VERB("info", add_info);
 
 }  // namespace bspkit::cli

@@ -8,6 +8,7 @@
 
 namespace bspkit::cli {
 
+namespace {
 void add_lump(CLI::App& app, Action& action) {
     auto* lump = app.add_subcommand("lump", "Extract or replace one lump");
     lump->require_subcommand(1);
@@ -51,5 +52,9 @@ void add_lump(CLI::App& app, Action& action) {
         };
     });
 }
+
+}  // namespace
+
+BSPKIT_REGISTER_VERB("lump", add_lump);
 
 }  // namespace bspkit::cli

@@ -7,6 +7,7 @@
 
 namespace bspkit::cli {
 
+namespace {
 void add_repack(CLI::App& app, Action& action) {
     auto* cmd = app.add_subcommand("repack", "Save a BSP file again, optionally (de)compressing its lumps");
     struct Args {
@@ -34,5 +35,9 @@ void add_repack(CLI::App& app, Action& action) {
         };
     });
 }
+
+}  // namespace
+
+BSPKIT_REGISTER_VERB("repack", add_repack);
 
 }  // namespace bspkit::cli

@@ -7,6 +7,8 @@
 
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace bspkit::cli {
 
@@ -27,10 +29,18 @@ void print_diagnostic(const std::string& file, const Diagnostic& d);
 /// Resolves LUMP (index or name) or throws UsageError listing the names.
 size_t resolve_lump(const Bsp& bsp, const std::string& text);
 
-/// Each verb registers its subcommand and returns the action to run.
+/// A verb adds its subcommand to the app; when the subcommand is chosen its
+/// callback stores the work to run in `action` (run after parsing, so errors
+/// map to exit codes in one place).
 using Action = std::function<int()>;
-void add_info(CLI::App& app, Action& action);
-void add_lump(CLI::App& app, Action& action);
-void add_repack(CLI::App& app, Action& action);
+using AddVerb = void (*)(CLI::App& app, Action& action);
+
+/// Verbs register themselves from their own file:
+///   BSPKIT_REGISTER_VERB(add_info);
+struct VerbRegistration {
+    VerbRegistration(const char* name, AddVerb add);
+};
+const std::vector<std::pair<std::string, AddVerb>>& registered_verbs();
+#define BSPKIT_REGISTER_VERB(name, fn) static const ::bspkit::cli::VerbRegistration bspkit_verb_##fn(name, &fn)
 
 }  // namespace bspkit::cli

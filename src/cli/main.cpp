@@ -3,6 +3,7 @@
 
 #include <bspkit/version.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fmt/core.h>
 
@@ -27,6 +28,21 @@ size_t resolve_lump(const Bsp& bsp, const std::string& text) {
                                  format_id(bsp.format()), bsp.lump_count() - 1, names));
 }
 
+namespace {
+std::vector<std::pair<std::string, AddVerb>>& verbs() {
+    static std::vector<std::pair<std::string, AddVerb>> list;
+    return list;
+}
+}  // namespace
+
+VerbRegistration::VerbRegistration(const char* name, AddVerb add) { verbs().emplace_back(name, add); }
+
+const std::vector<std::pair<std::string, AddVerb>>& registered_verbs() {
+    auto& list = verbs();
+    std::sort(list.begin(), list.end());
+    return list;
+}
+
 }  // namespace bspkit::cli
 
 int main(int argc, char** argv) {
@@ -35,9 +51,7 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", std::string(bspkit::kVersion));
     app.require_subcommand(1);
     Action action;
-    add_info(app, action);
-    add_lump(app, action);
-    add_repack(app, action);
+    for (const auto& [name, add] : registered_verbs()) add(app, action);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,41 @@
+// Validation of every cross-reference of a map (`bspkit check`).
+#pragma once
+
+#include <bspkit/bsp.hpp>
+
+#include <string>
+#include <vector>
+
+namespace bspkit {
+
+/// One finding: which lump, which record and which field, and what is wrong.
+/// Engine limits (MAX_MAP_*) are warnings; broken references are errors.
+struct Finding {
+    Severity severity = Severity::error;
+    std::string lump;        ///< lump name as in the format table
+    int64_t record = -1;     ///< record index inside the lump, -1 for the lump as a whole
+    std::string field;       ///< field name as in the spec struct, empty for the lump as a whole
+    std::string message;
+};
+
+struct CheckReport {
+    std::vector<Finding> findings;
+    size_t errors() const noexcept;
+    size_t warnings() const noexcept;
+    bool ok() const noexcept { return errors() == 0; }
+    void error(std::string lump, int64_t record, std::string field, std::string message);
+    void warning(std::string lump, int64_t record, std::string field, std::string message);
+};
+
+/// Runs every check for the map's format. Container diagnostics (lumps past
+/// the end of the file, overlaps, ...) are included as findings.
+CheckReport check(const Bsp& bsp);
+
+// Per-format checks, each in its format's folder.
+namespace quake1 { void check(const Bsp& bsp, CheckReport& report); }     // quake1, bsp2, goldsrc
+namespace quake2 { void check(const Bsp& bsp, CheckReport& report); }
+namespace quake3 { void check(const Bsp& bsp, CheckReport& report); }
+namespace nightfire { void check(const Bsp& bsp, CheckReport& report); }
+namespace source { void check(const Bsp& bsp, CheckReport& report); }
+
+}  // namespace bspkit
