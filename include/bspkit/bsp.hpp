@@ -67,6 +67,8 @@ public:
     static Bsp open(const std::filesystem::path& path);
     /// Parses bytes already in memory; `name` is used in messages.
     static Bsp parse(Bytes file_bytes, std::string name);
+    /// A new map of `layout` with every lump empty (for tools that build maps).
+    static Bsp create(const FormatLayout& layout, std::optional<int32_t> version, ByteOrder order = ByteOrder::little);
 
     Bsp(Bsp&&) noexcept;
     Bsp& operator=(Bsp&&) noexcept;
@@ -132,6 +134,7 @@ public:
 
 private:
     explicit Bsp(std::unique_ptr<Impl> impl);
+    static Bsp from_detected(Bytes file_bytes, std::string name, Detection detection);
     std::unique_ptr<Impl> impl_;
 };
 

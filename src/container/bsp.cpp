@@ -237,11 +237,28 @@ void Bsp::Impl::parse_game_lumps(ByteSpan data, int64_t base) {
 Bsp Bsp::open(const std::filesystem::path& path) { return parse(read_file(path), path.string()); }
 
 Bsp Bsp::parse(Bytes file_bytes, std::string name) {
+    Detection detection = detect(file_bytes, name);
+    return from_detected(std::move(file_bytes), std::move(name), std::move(detection));
+}
+
+Bsp Bsp::create(const FormatLayout& layout, std::optional<int32_t> version, ByteOrder order) {
+    Bytes header(layout.header_size(), 0);
+    size_t at = 0;
+    if (layout.magic) {
+        store<uint32_t>(header.data(), order == ByteOrder::big ? byteswap(layout.magic) : layout.magic);
+        at = 4;
+    }
+    if (layout.has_version) store<int32_t>(header.data() + at, version.value_or(0), order);
+    Detection detection{&layout, layout.has_version ? version : std::nullopt, "created empty"};
+    return from_detected(std::move(header), "new " + std::string(format_id(layout.format)) + " map", std::move(detection));
+}
+
+Bsp Bsp::from_detected(Bytes file_bytes, std::string name, Detection detection) {
     auto impl = std::make_unique<Impl>();
     Impl& b = *impl;
     b.name = std::move(name);
     b.file = std::move(file_bytes);
-    b.detection = detect(b.file, b.name);
+    b.detection = std::move(detection);
     b.layout = b.detection.layout;
     b.order = (b.layout->magic && load<uint32_t>(b.file.data()) == byteswap(b.layout->magic)) ? ByteOrder::big
                                                                                               : ByteOrder::little;

@@ -69,20 +69,9 @@ Bytes game_lump_directory(ByteOrder order, int64_t lump_offset) {
 
 }  // namespace
 
-Bytes empty_file(const FormatLayout& layout, std::optional<int32_t> version, ByteOrder order) {
-    Bytes out(layout.header_size(), 0);
-    size_t at = 0;
-    if (layout.magic) {
-        store<uint32_t>(out.data(), order == ByteOrder::big ? byteswap(layout.magic) : layout.magic);
-        at = 4;
-    }
-    if (layout.has_version) store<int32_t>(out.data() + at, version.value_or(0), order);
-    return out;
-}
-
 Bytes build(const FormatLayout& layout, std::optional<int32_t> version, const std::vector<Bytes>& lumps,
             ByteOrder order, Compression compression) {
-    Bsp bsp = Bsp::parse(empty_file(layout, version, order), "sample");
+    Bsp bsp = Bsp::create(layout, version, order);
     for (size_t i = 0; i < lumps.size() && i < bsp.lump_count(); ++i)
         if (!lumps[i].empty()) bsp.replace(i, lumps[i]);
     return bsp.serialize({compression});
@@ -103,7 +92,18 @@ std::vector<Sample> all() {
     quake_like(layouts::bsp2(), std::nullopt, "sample_bsp2.bsp", 0, 1, 3, true);
     quake_like(layouts::goldsrc(), 30, "sample_goldsrc.bsp", 0, 1, 3, true);
     quake_like(layouts::quake2(), 38, "sample_quake2.bsp", 0, 1, 2, true);
-    quake_like(layouts::quake3(), 46, "sample_quake3.bsp", 0, 2, 10, false);
+    {
+        // Quake 3 vertices are 44-byte drawVert_t: position, st, lightmap st, normal, colour.
+        std::vector<Bytes> lumps(layouts::quake3().lumps.size());
+        lumps[0] = text(kEntities);
+        lumps[2] = planes(false, L::little);
+        const Bytes xyz = corners(L::little);
+        for (size_t v = 0; v < 8; ++v) {
+            lumps[10].insert(lumps[10].end(), xyz.begin() + v * 12, xyz.begin() + v * 12 + 12);
+            lumps[10].resize(lumps[10].size() + 32, 0);
+        }
+        out.push_back({"sample_quake3.bsp", "quake3", 46, build(layouts::quake3(), 46, lumps)});
+    }
     quake_like(layouts::nightfire(), 42, "sample_nightfire.bsp", 0, 1, 4, true);
 
     // Source v20, little- and big-endian, plain and LZMA, with a game lump.

@@ -17,9 +17,6 @@ struct Sample {
     Bytes bytes;
 };
 
-/// An empty file of `layout` (all lumps empty) with the given version and byte order.
-Bytes empty_file(const FormatLayout& layout, std::optional<int32_t> version, ByteOrder order = ByteOrder::little);
-
 /// Builds a file of `layout` whose lumps hold `lumps` (missing ones empty),
 /// laid out by bspkit's own writer.
 Bytes build(const FormatLayout& layout, std::optional<int32_t> version, const std::vector<Bytes>& lumps,

@@ -1,0 +1,50 @@
+// Open + read the directory + decode every lump (and every Source game lump)
+// of the largest corpus map of each family, as a ratio to plain reading of the
+// same file in the same run. Target: within 2x of plain reading.
+#include "bench_support.hpp"
+
+#include <bspkit/bsp.hpp>
+
+namespace {
+
+void open_and_decode(benchmark::State& state, const std::string& relpath) {
+    const auto path = bspkit::bench::corpus(relpath);
+    const double floor = bspkit::bench::plain_read_seconds(path);
+    for (auto _ : state) {
+        const bspkit::Bsp bsp = bspkit::Bsp::open(path);
+        size_t total = 0;
+        for (size_t i = 0; i < bsp.lump_count(); ++i) total += bsp.decoded(i).size();
+        for (size_t k = 0; k < bsp.game_lumps().size(); ++k) total += bsp.game_lump_decoded(k).size();
+        benchmark::DoNotOptimize(total);
+    }
+    bspkit::bench::report_ratio(state, path, floor);
+}
+
+void unchanged_save(benchmark::State& state, const std::string& relpath) {
+    const auto path = bspkit::bench::corpus(relpath);
+    const double floor = bspkit::bench::plain_read_seconds(path);
+    for (auto _ : state) {
+        const bspkit::Bsp bsp = bspkit::Bsp::open(path);
+        const bspkit::Bytes out = bsp.serialize();
+        benchmark::DoNotOptimize(out.data());
+    }
+    bspkit::bench::report_ratio(state, path, floor);
+}
+
+}  // namespace
+
+#define FAMILY(name, path)                                                                      \
+    BENCHMARK_CAPTURE(open_and_decode, name, path)->UseRealTime()->Unit(benchmark::kMillisecond); \
+    BENCHMARK_CAPTURE(unchanged_save, name, path)->UseRealTime()->Unit(benchmark::kMillisecond)
+
+FAMILY(quake1, "q1_v29/pd_change_dest.bsp");
+FAMILY(bsp2, "q1_bsp2/rmq_mp_lobby.bsp");
+FAMILY(goldsrc, "hl1_v30/cs16_de_torabora.bsp");
+FAMILY(quake2, "q2_v38/librequake_lq_e0m2_quake2.bsp");
+FAMILY(quake3, "q3_v46/nexuiz_ons-reborn.bsp");
+FAMILY(nightfire, "nightfire_v42/nf_weapon_accuracy_nf.bsp");
+FAMILY(source, "src_v21/l4d2_escapefromterrortown01.bsp");
+FAMILY(source_lzma, "src_v20_lzma/sdk2013_boxinaroom_lzma.bsp");
+FAMILY(source_x360, "src_console/x360_shack.bsp");
+
+BENCHMARK_MAIN();
