@@ -59,5 +59,12 @@ bench: deps
 	cmake --build $(BUILD_DIR)/release -j$(JOBS)
 	@for b in $(BUILD_DIR)/release/bench/*_bench; do echo "=== $$b"; $$b --benchmark_min_time=0.2 || exit 1; done
 
+# libFuzzer targets (clang), each run for FUZZ_SECONDS, seeded from the corpus and the samples.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	CXX=clang++ cmake -S . -B $(BUILD_DIR)/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBSPKIT_FUZZ=ON -DBSPKIT_TESTS=OFF -DBSPKIT_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD_DIR)/fuzz -j$(JOBS)
+	fuzz/run.sh $(BUILD_DIR)/fuzz $(CORPUS) $(FUZZ_SECONDS)
+
 clean:
 	rm -rf $(BUILD_DIR)

@@ -32,13 +32,17 @@ double plain_read_seconds(const std::filesystem::path& path) {
     return best;
 }
 
-void report_ratio(benchmark::State& state, const std::filesystem::path& path, double floor_seconds) {
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void report_ratio(benchmark::State& state, const std::filesystem::path& path, double floor_seconds,
+                  double loop_seconds) {
     const double size = double(std::filesystem::file_size(path));
+    const double per_iteration = loop_seconds / double(std::max<int64_t>(1, int64_t(state.iterations())));
     state.SetBytesProcessed(int64_t(size) * int64_t(state.iterations()));
     state.counters["read_ms"] = floor_seconds * 1e3;
-    state.counters["ratio_to_read"] = benchmark::Counter(
-        double(state.iterations()) / floor_seconds,
-        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["ratio_to_read"] = per_iteration / floor_seconds;
 }
 
 }  // namespace bspkit::bench

@@ -5,6 +5,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 
@@ -18,8 +19,12 @@ std::filesystem::path corpus(const std::string& relpath);
 /// every benchmark's ratio is measured against, timed in the same run.
 double plain_read_seconds(const std::filesystem::path& path);
 
-/// Sets counters "ratio_to_read" (time per iteration / plain read time) and
-/// "MB/s" on `state`, given the elapsed seconds of the timed loop.
-void report_ratio(benchmark::State& state, const std::filesystem::path& path, double floor_seconds);
+/// Wall-clock seconds since `start`.
+double seconds_since(std::chrono::steady_clock::time_point start);
+
+/// Sets counters "ratio_to_read" (wall time per iteration / plain read time),
+/// "read_ms" and bytes/second on `state`, given the wall seconds of the loop.
+void report_ratio(benchmark::State& state, const std::filesystem::path& path, double floor_seconds,
+                  double loop_seconds);
 
 }  // namespace bspkit::bench

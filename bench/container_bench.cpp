@@ -10,6 +10,7 @@ namespace {
 void open_and_decode(benchmark::State& state, const std::string& relpath) {
     const auto path = bspkit::bench::corpus(relpath);
     const double floor = bspkit::bench::plain_read_seconds(path);
+    const auto start = std::chrono::steady_clock::now();
     for (auto _ : state) {
         const bspkit::Bsp bsp = bspkit::Bsp::open(path);
         size_t total = 0;
@@ -17,18 +18,19 @@ void open_and_decode(benchmark::State& state, const std::string& relpath) {
         for (size_t k = 0; k < bsp.game_lumps().size(); ++k) total += bsp.game_lump_decoded(k).size();
         benchmark::DoNotOptimize(total);
     }
-    bspkit::bench::report_ratio(state, path, floor);
+    bspkit::bench::report_ratio(state, path, floor, bspkit::bench::seconds_since(start));
 }
 
 void unchanged_save(benchmark::State& state, const std::string& relpath) {
     const auto path = bspkit::bench::corpus(relpath);
     const double floor = bspkit::bench::plain_read_seconds(path);
+    const auto start = std::chrono::steady_clock::now();
     for (auto _ : state) {
         const bspkit::Bsp bsp = bspkit::Bsp::open(path);
         const bspkit::Bytes out = bsp.serialize();
         benchmark::DoNotOptimize(out.data());
     }
-    bspkit::bench::report_ratio(state, path, floor);
+    bspkit::bench::report_ratio(state, path, floor, bspkit::bench::seconds_since(start));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <lzma.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -61,6 +62,9 @@ std::optional<Bytes> decode(ByteSpan data, std::string& error, uint64_t& error_o
         error_offset = 12;
         return std::nullopt;
     }
+    // The dictionary never needs to exceed the output; console lumps declare
+    // large dictionaries that would otherwise be allocated per lump.
+    options.dict_size = std::max<uint32_t>(LZMA_DICT_SIZE_MIN, std::min(options.dict_size, header->actual_size));
     lzma_set_ext_size(options, header->actual_size);
     options.ext_flags = LZMA_LZMA1EXT_ALLOW_EOPM;
     const lzma_filter filters[] = {{LZMA_FILTER_LZMA1EXT, &options}, {LZMA_VLI_UNKNOWN, nullptr}};

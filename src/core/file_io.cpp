@@ -13,7 +13,7 @@ namespace bspkit {
 Bytes read_file(const std::filesystem::path& path) {
     const std::string name = path.string();
     std::FILE* f = std::fopen(name.c_str(), "rb");
-    if (!f) throw Error({name, "file", -1}, std::string("cannot open: ") + std::strerror(errno));
+    if (!f) throw Error({name, "", -1}, std::string("cannot open: ") + std::strerror(errno));
     Bytes data;
     if (std::fseek(f, 0, SEEK_END) == 0) {
         const long size = std::ftell(f);
@@ -25,7 +25,7 @@ Bytes read_file(const std::filesystem::path& path) {
     while ((got = std::fread(buffer, 1, sizeof buffer, f)) > 0) data.insert(data.end(), buffer, buffer + got);
     const bool failed = std::ferror(f);
     std::fclose(f);
-    if (failed) throw Error({name, "file", int64_t(data.size())}, "read error");
+    if (failed) throw Error({name, "", int64_t(data.size())}, "read error");
     return data;
 }
 
@@ -38,7 +38,7 @@ void write_file_atomic(const std::filesystem::path& path, ByteSpan data) {
         dir / ("." + path.filename().string() + ".tmp" + std::to_string(rd() % 1000000));
     const std::string temp_name = temp.string();
     const int fd = ::open(temp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) throw Error({name, "file", -1}, std::string("cannot create temporary file: ") + std::strerror(errno));
+    if (fd < 0) throw Error({name, "", -1}, std::string("cannot create temporary file: ") + std::strerror(errno));
     size_t done = 0;
     while (done < data.size()) {
         const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
@@ -47,19 +47,19 @@ void write_file_atomic(const std::filesystem::path& path, ByteSpan data) {
             const int err = errno;
             ::close(fd);
             ::unlink(temp_name.c_str());
-            throw Error({name, "file", int64_t(done)}, std::string("write failed: ") + std::strerror(err));
+            throw Error({name, "", int64_t(done)}, std::string("write failed: ") + std::strerror(err));
         }
         done += size_t(n);
     }
     if (::fsync(fd) != 0 || ::close(fd) != 0) {
         const int err = errno;
         ::unlink(temp_name.c_str());
-        throw Error({name, "file", -1}, std::string("flush failed: ") + std::strerror(err));
+        throw Error({name, "", -1}, std::string("flush failed: ") + std::strerror(err));
     }
     if (std::rename(temp_name.c_str(), name.c_str()) != 0) {
         const int err = errno;
         ::unlink(temp_name.c_str());
-        throw Error({name, "file", -1}, std::string("cannot rename temporary file: ") + std::strerror(err));
+        throw Error({name, "", -1}, std::string("cannot rename temporary file: ") + std::strerror(err));
     }
 }
 
