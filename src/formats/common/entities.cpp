@@ -1,0 +1,378 @@
+// Entity lump parser and writer, shared by every format (see entities.hpp).
+#include <bspkit/entities.hpp>
+
+#include <algorithm>
+
+namespace bspkit {
+
+// --- Entity ----------------------------------------------------------------
+
+std::optional<std::string_view> Entity::find(std::string_view key) const noexcept {
+    for (const KeyValue& kv : pairs)
+        if (kv.key == key) return std::string_view(kv.value);
+    return std::nullopt;
+}
+
+std::string_view Entity::get(std::string_view key, std::string_view fallback) const noexcept {
+    const auto v = find(key);
+    return v ? *v : fallback;
+}
+
+std::vector<std::string_view> Entity::get_all(std::string_view key) const {
+    std::vector<std::string_view> out;
+    for (const KeyValue& kv : pairs)
+        if (kv.key == key) out.emplace_back(kv.value);
+    return out;
+}
+
+void Entity::set(std::string_view key, std::string value) {
+    for (KeyValue& kv : pairs)
+        if (kv.key == key) {
+            kv.value = std::move(value);
+            return;
+        }
+    pairs.push_back({std::string(key), std::move(value)});
+}
+
+size_t Entity::erase(std::string_view key) {
+    const auto before = pairs.size();
+    std::erase_if(pairs, [&](const KeyValue& kv) { return kv.key == key; });
+    return before - pairs.size();
+}
+
+// --- Parser ----------------------------------------------------------------
+
+namespace {
+
+enum class TokenKind { end, open, close, string };
+
+struct Token {
+    TokenKind kind = TokenKind::end;
+    size_t at = 0;       ///< position of the token's first byte
+    std::string_view text;  ///< string contents (without quotes)
+    bool quoted = false;
+};
+
+/// A short printable excerpt for messages.
+std::string excerpt(std::string_view s) {
+    std::string out;
+    for (char c : s.substr(0, 24)) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u >= 32 && u < 127 && c != '\\') {
+            out += c;
+        } else {
+            static const char* hex = "0123456789abcdef";
+            out += "\\x";
+            out += hex[u >> 4];
+            out += hex[u & 15];
+        }
+    }
+    if (s.size() > 24) out += "...";
+    return out;
+}
+
+class Parser {
+public:
+    Parser(std::string_view text, const Location& where, bool decoded) : s_(text), where_(where), decoded_(decoded) {}
+
+    [[noreturn]] void fail(size_t pos, const std::string& what) const {
+        Location at = where_;
+        if (at.lump.empty()) at.lump = "entities";
+        at.offset = (where_.offset >= 0 ? where_.offset : 0) + int64_t(pos);
+        std::string detail = what;
+        if (decoded_) detail += " (byte " + std::to_string(pos) + " of the LZMA-decoded lump)";
+        throw Error(std::move(at), std::move(detail));
+    }
+
+    int64_t absolute(size_t pos) const { return (where_.offset >= 0 ? where_.offset : 0) + int64_t(pos); }
+
+    Token next() {
+        for (;;) {
+            while (pos_ < s_.size() && static_cast<unsigned char>(s_[pos_]) <= ' ' && s_[pos_] != '\0') ++pos_;
+            if (pos_ >= s_.size() || s_[pos_] == '\0') return {TokenKind::end, pos_, {}, false};
+            if (s_[pos_] == '/' && pos_ + 1 < s_.size() && s_[pos_ + 1] == '/') {
+                while (pos_ < s_.size() && s_[pos_] != '\n' && s_[pos_] != '\0') ++pos_;
+                continue;
+            }
+            break;
+        }
+        const size_t start = pos_;
+        const char c = s_[pos_];
+        if (c == '{') {
+            ++pos_;
+            return {TokenKind::open, start, s_.substr(start, 1), false};
+        }
+        if (c == '}') {
+            ++pos_;
+            return {TokenKind::close, start, s_.substr(start, 1), false};
+        }
+        if (c == '"') {
+            const size_t body = start + 1;
+            size_t end = body;
+            while (end < s_.size() && s_[end] != '"' && s_[end] != '\0') ++end;
+            if (end >= s_.size())
+                fail(start, "unterminated quoted string: no closing '\"' before the end of the lump");
+            if (s_[end] == '\0')
+                fail(start, "unterminated quoted string: a NUL byte at offset " + std::to_string(absolute(end)) +
+                                " ends the text before the closing '\"'");
+            pos_ = end + 1;
+            return {TokenKind::string, start, s_.substr(body, end - body), true};
+        }
+        // An unquoted word runs to whitespace, a quote, a brace or NUL.
+        size_t end = start;
+        while (end < s_.size()) {
+            const char d = s_[end];
+            if (static_cast<unsigned char>(d) <= ' ' || d == '"' || d == '{' || d == '}') break;
+            ++end;
+        }
+        pos_ = end;
+        return {TokenKind::string, start, s_.substr(start, end - start), false};
+    }
+
+    std::vector<Entity> run() {
+        std::vector<Entity> out;
+        for (;;) {
+            const Token t = next();
+            if (t.kind == TokenKind::end) break;
+            if (t.kind != TokenKind::open)
+                fail(t.at, "expected '{' to open an entity, found " + describe(t));
+            Entity e;
+            e.offset = absolute(t.at);
+            for (;;) {
+                const Token k = next();
+                if (k.kind == TokenKind::close) break;
+                if (k.kind == TokenKind::end)
+                    fail(t.at, "unterminated entity: the '{' here (entity " + std::to_string(out.size()) +
+                                   ") has no closing '}' before the end of the lump");
+                if (k.kind == TokenKind::open)
+                    fail(k.at, "unexpected '{' inside entity " + std::to_string(out.size()) + " opened at offset " +
+                                   std::to_string(absolute(t.at)) + " (missing '}'?)");
+                const Token v = next();
+                if (v.kind != TokenKind::string) {
+                    const std::string key = "key \"" + excerpt(k.text) + "\" of entity " + std::to_string(out.size());
+                    if (v.kind == TokenKind::end)
+                        fail(k.at, key + " has no value before the end of the lump");
+                    fail(v.at, key + " has no value: found " + describe(v));
+                }
+                e.pairs.push_back({std::string(k.text), std::string(v.text)});
+            }
+            out.push_back(std::move(e));
+        }
+        return out;
+    }
+
+private:
+    static std::string describe(const Token& t) {
+        switch (t.kind) {
+            case TokenKind::end: return "the end of the lump";
+            case TokenKind::open: return "'{'";
+            case TokenKind::close: return "'}'";
+            case TokenKind::string: return (t.quoted ? "string \"" : "word ") + excerpt(t.text) + (t.quoted ? "\"" : "");
+        }
+        return "?";
+    }
+
+    std::string_view s_;
+    Location where_;
+    bool decoded_;
+    size_t pos_ = 0;
+};
+
+std::string_view as_chars(ByteSpan b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+
+}  // namespace
+
+EntityLump EntityLump::parse(ByteSpan text, Location where, bool decoded) {
+    const std::string_view s = as_chars(text);
+    EntityLump lump;
+    lump.entities = Parser(s, where, decoded).run();
+    lump.original_.assign(text.begin(), text.end());
+    lump.was_parsed_ = true;
+    size_t nuls = 0;
+    while (nuls < s.size() && s[s.size() - 1 - nuls] == '\0') ++nuls;
+    const bool any_nul = s.find('\0') != std::string_view::npos;
+    lump.trailing_nuls_ = s.empty() ? 1 : (any_nul ? std::max<size_t>(nuls, 1) : 0);
+    const size_t lf = s.find('\n');
+    lump.crlf_ = lf != std::string_view::npos && lf > 0 && s[lf - 1] == '\r';
+    return lump;
+}
+
+EntityLump EntityLump::parse(std::string_view text, Location where) {
+    return parse(ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size()), std::move(where), false);
+}
+
+bool EntityLump::modified() const {
+    if (!was_parsed_) return !entities.empty();
+    // Parsing again (only when writing) keeps parse() from holding a second copy of the list.
+    return entities != Parser(as_chars(original_), {}, false).run();
+}
+
+Bytes EntityLump::serialize() const {
+    if (was_parsed_ && !modified()) return original_;
+    return canonical();
+}
+
+Bytes EntityLump::canonical() const {
+    const std::string_view nl = crlf_ ? "\r\n" : "\n";
+    size_t size = trailing_nuls_;
+    for (const Entity& e : entities) {
+        size += 4 + 2 * nl.size();
+        for (const KeyValue& kv : e.pairs) size += kv.key.size() + kv.value.size() + 5 + nl.size();
+    }
+    Bytes out;
+    out.reserve(size);
+    auto put = [&](std::string_view s) { out.insert(out.end(), s.begin(), s.end()); };
+    auto check = [&](size_t index, const KeyValue& kv) {
+        for (const auto& [what, s] : {std::pair<const char*, const std::string&>{"key", kv.key}, {"value", kv.value}}) {
+            const size_t bad = s.find_first_of(std::string_view("\"\0", 2));
+            if (bad == std::string::npos) continue;
+            throw Error({"", "entities", -1},
+                        "entity " + std::to_string(index) + ": the " + what + " of key \"" + excerpt(kv.key) +
+                            "\" holds a " + (s[bad] == '"' ? "double quote" : "NUL byte") +
+                            ", which an entity lump cannot store");
+        }
+    };
+    for (size_t i = 0; i < entities.size(); ++i) {
+        put("{");
+        put(nl);
+        for (const KeyValue& kv : entities[i].pairs) {
+            check(i, kv);
+            put("\"");
+            put(kv.key);
+            put("\" \"");
+            put(kv.value);
+            put("\"");
+            put(nl);
+        }
+        put("}");
+        put(nl);
+    }
+    out.insert(out.end(), trailing_nuls_, uint8_t(0));
+    return out;
+}
+
+// --- Bsp integration --------------------------------------------------------
+
+size_t entity_lump_index(const Bsp& bsp) {
+    const auto index = bsp.layout().find_lump("entities");
+    if (!index) throw Error({bsp.file_name(), "header", -1}, "this format has no entity lump");
+    return *index;
+}
+
+EntityLump read_entities(const Bsp& bsp) {
+    const size_t index = entity_lump_index(bsp);
+    const ByteSpan text = bsp.decoded(index);
+    const std::string name(bsp.lump_name(index));
+    return EntityLump::parse(text, {bsp.file_name(), name, bsp.entry(index).offset},
+                             bsp.compressed(index) && !bsp.replaced(index));
+}
+
+bool write_entities(Bsp& bsp, const EntityLump& lump) {
+    const size_t index = entity_lump_index(bsp);
+    Bytes bytes;
+    try {
+        bytes = lump.serialize();
+    } catch (const Error& e) {
+        throw Error({bsp.file_name(), std::string(bsp.lump_name(index)), -1}, e.detail());
+    }
+    const ByteSpan current = bsp.decoded(index);
+    if (std::equal(bytes.begin(), bytes.end(), current.begin(), current.end())) return false;
+    bsp.replace(index, std::move(bytes));
+    return true;
+}
+
+// --- JSON-safe text ---------------------------------------------------------
+
+namespace {
+
+constexpr uint32_t kEscapeBase = 0xEF00;  // byte b (>= 0x80) <-> U+EF00 + b
+
+void put_utf8(std::string& out, uint32_t cp) {
+    if (cp < 0x80) {
+        out += char(cp);
+    } else if (cp < 0x800) {
+        out += char(0xC0 | (cp >> 6));
+        out += char(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += char(0xE0 | (cp >> 12));
+        out += char(0x80 | ((cp >> 6) & 0x3F));
+        out += char(0x80 | (cp & 0x3F));
+    } else {
+        out += char(0xF0 | (cp >> 18));
+        out += char(0x80 | ((cp >> 12) & 0x3F));
+        out += char(0x80 | ((cp >> 6) & 0x3F));
+        out += char(0x80 | (cp & 0x3F));
+    }
+}
+
+/// Decodes one well-formed UTF-8 sequence at s[i]; returns its length (0 when ill-formed).
+size_t decode_utf8(std::string_view s, size_t i, uint32_t& cp) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    if (b0 < 0x80) {
+        cp = b0;
+        return 1;
+    }
+    size_t len;
+    uint32_t min;
+    if ((b0 & 0xE0) == 0xC0) {
+        len = 2, cp = b0 & 0x1F, min = 0x80;
+    } else if ((b0 & 0xF0) == 0xE0) {
+        len = 3, cp = b0 & 0x0F, min = 0x800;
+    } else if ((b0 & 0xF8) == 0xF0) {
+        len = 4, cp = b0 & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (i + len > s.size()) return 0;
+    for (size_t k = 1; k < len; ++k) {
+        const auto b = static_cast<unsigned char>(s[i + k]);
+        if ((b & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (b & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return len;
+}
+
+bool is_escape(uint32_t cp) { return cp >= kEscapeBase + 0x80 && cp <= kEscapeBase + 0xFF; }
+
+}  // namespace
+
+std::string bytes_to_utf8(std::string_view raw) {
+    std::string out;
+    out.reserve(raw.size());
+    for (size_t i = 0; i < raw.size();) {
+        uint32_t cp = 0;
+        const size_t len = decode_utf8(raw, i, cp);
+        if (len > 0 && !is_escape(cp)) {
+            out.append(raw.substr(i, len));
+            i += len;
+            continue;
+        }
+        // Ill-formed byte, or a real escape code point: map byte by byte.
+        const size_t n = len > 0 ? len : 1;
+        for (size_t k = 0; k < n; ++k) put_utf8(out, kEscapeBase + static_cast<unsigned char>(raw[i + k]));
+        i += n;
+    }
+    return out;
+}
+
+std::string utf8_to_bytes(std::string_view utf8) {
+    std::string out;
+    out.reserve(utf8.size());
+    for (size_t i = 0; i < utf8.size();) {
+        uint32_t cp = 0;
+        const size_t len = decode_utf8(utf8, i, cp);
+        if (len == 0) {  // not UTF-8 after all: keep the byte
+            out += utf8[i++];
+            continue;
+        }
+        if (is_escape(cp))
+            out += char(cp - kEscapeBase);
+        else
+            out.append(utf8.substr(i, len));
+        i += len;
+    }
+    return out;
+}
+
+}  // namespace bspkit
