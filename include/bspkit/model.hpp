@@ -1,0 +1,162 @@
+// One engine-neutral map model, built from any format: per model (the world
+// and each brush model) a list of surfaces with triangles, normals, texture
+// UVs, lightmap UVs, material name and flags; the lightmaps packed into atlas
+// pages per light-style slot; embedded textures; entities; static props.
+//
+//   const bspkit::Bsp bsp = bspkit::Bsp::open("map.bsp");
+//   const bspkit::model::Map map = bspkit::model::build(bsp);
+//   for (const auto& m : map.models) for (const auto& s : m.surfaces) ...
+//
+// Data flows one way: container -> typed records (per format) -> this model
+// -> algorithms and front ends (exporters, renderer, bindings). Each format
+// builds its part in src/formats/<format>/geometry.cpp; what is shared
+// (lightmap atlas packing, triangulation helpers) lives in src/model/.
+#pragma once
+
+#include <bspkit/bsp.hpp>
+#include <bspkit/entities.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bspkit::model {
+
+struct Vec2 {
+    float x = 0, y = 0;
+    bool operator==(const Vec2&) const = default;
+};
+
+struct Vec3 {
+    float x = 0, y = 0, z = 0;
+    bool operator==(const Vec3&) const = default;
+};
+
+inline Vec3 operator+(Vec3 a, Vec3 b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
+inline Vec3 operator-(Vec3 a, Vec3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+inline Vec3 operator*(Vec3 a, float s) { return {a.x * s, a.y * s, a.z * s}; }
+inline double dot(Vec3 a, Vec3 b) { return double(a.x) * b.x + double(a.y) * b.y + double(a.z) * b.z; }
+inline Vec3 cross(Vec3 a, Vec3 b) {
+    return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+inline double length(Vec3 a) { return std::sqrt(dot(a, a)); }
+inline Vec3 normalized(Vec3 a) {
+    const double l = length(a);
+    return l > 0 ? a * float(1.0 / l) : a;
+}
+
+/// Material flags, engine-neutral. Formats map their own bits onto these.
+enum MaterialFlag : uint32_t {
+    kSky = 1u << 0,
+    kNodraw = 1u << 1,       ///< never drawn (nodraw, skip, hint, caulk, origin, null)
+    kTrigger = 1u << 2,
+    kWater = 1u << 3,        ///< any liquid: water, slime, lava
+    kTranslucent = 1u << 4,  ///< alpha-blended or additive (windows, {-textures, trans33/66)
+    kClip = 1u << 5,         ///< collision only (clip, playerclip, monsterclip)
+    kUnlit = 1u << 6,        ///< no lightmap (warped, fullbright, TEX_SPECIAL)
+    kAlphaTest = 1u << 7,    ///< cut-out ('{' textures, alpha-tested shaders)
+};
+
+struct Material {
+    std::string name;        ///< texture / shader / material name as stored in the map
+    uint32_t flags = 0;      ///< MaterialFlag bits
+    uint32_t width = 0;      ///< texture size the UVs are normalised by (0 when unknown)
+    uint32_t height = 0;
+    int32_t texture = -1;    ///< index into Map::textures when the map embeds it
+};
+
+/// An embedded texture, decoded to RGBA8 (mip level 0).
+struct Texture {
+    std::string name;
+    uint32_t width = 0, height = 0;
+    std::vector<uint8_t> rgba;
+};
+
+enum class SurfaceKind : uint8_t { polygon, mesh, patch, displacement, billboard };
+
+struct Vertex {
+    Vec3 position;
+    Vec3 normal;
+    Vec2 uv;                                  ///< texture coordinates, normalised by the material size
+    Vec2 lightmap_uv;                         ///< into the surface's lightmap image, then its atlas page
+    std::array<uint8_t, 4> color{255, 255, 255, 255};  ///< vertex colour (displacement alpha, Q3 colours)
+};
+
+struct Plane {
+    Vec3 normal;
+    float dist = 0;
+};
+
+struct Surface {
+    SurfaceKind kind = SurfaceKind::polygon;
+    uint32_t material = 0;          ///< index into Map::materials
+    int64_t face = -1;              ///< record index in the format's face / surface lump
+    std::vector<Vertex> vertices;
+    std::vector<uint32_t> indices;  ///< triangles, three per; empty for billboards
+    std::optional<Plane> plane;     ///< the face's plane for planar surfaces
+    int32_t lightmap = -1;          ///< index into Map::lightmap_images, then the atlas rectangle
+    std::array<uint8_t, 4> styles{255, 255, 255, 255};  ///< light styles (255 = unused slot)
+};
+
+struct Model {
+    uint32_t index = 0;       ///< 0 is the world
+    Vec3 origin;              ///< where its entity puts it ("origin" key), zero for the world
+    int32_t entity = -1;      ///< index into Map::entities of the entity using "*index", or -1
+    std::vector<Surface> surfaces;
+};
+
+/// One surface's (or, for Quake 3, one page's) lightmap: RGB8 per style slot.
+struct LightmapImage {
+    uint32_t width = 0, height = 0;
+    std::vector<std::vector<uint8_t>> styles;  ///< [slot] -> width*height*3 bytes
+};
+
+/// A packed page of lightmaps for one style slot (0 = the base lighting).
+struct LightmapAtlas {
+    uint32_t slot = 0;
+    uint32_t width = 0, height = 0;
+    std::vector<uint8_t> rgb;
+};
+
+/// A Source static prop, kept as a placeholder (model path + transform).
+struct PropPlacement {
+    std::string model;
+    Vec3 origin;
+    Vec3 angles;  ///< pitch, yaw, roll in degrees
+    int32_t skin = 0;
+};
+
+struct Map {
+    Format format = Format::quake1;
+    std::vector<Material> materials;
+    std::vector<Texture> textures;
+    std::vector<Model> models;
+    std::vector<LightmapImage> lightmap_images;  ///< before packing; emptied by pack_lightmaps()
+    std::vector<LightmapAtlas> lightmaps;        ///< after packing, one per style slot in use
+    std::vector<Entity> entities;
+    std::vector<PropPlacement> props;
+};
+
+struct BuildOptions {
+    int patch_level = -1;       ///< Quake 3 bezier subdivisions per patch segment; -1 = adaptive
+    bool lightmaps = true;      ///< decode and pack lightmaps
+    bool textures = true;       ///< decode embedded textures
+    bool all_models = true;     ///< false: the world only
+};
+
+/// Builds the model of any supported map. Throws Error for broken references
+/// that make geometry impossible (with file, lump and offset).
+Map build(const Bsp& bsp, const BuildOptions& options = {});
+
+/// Packs Map::lightmap_images into one atlas per style slot and rewrites every
+/// vertex's lightmap_uv into atlas coordinates (0..1). Called by build().
+void pack_lightmaps(Map& map);
+
+/// Triangle area helpers for tests and exporters.
+double triangle_area(Vec3 a, Vec3 b, Vec3 c);
+double surface_area(const Surface& surface);
+
+}  // namespace bspkit::model
