@@ -1,0 +1,181 @@
+// Private helpers for the per-format checks: reference and range tests that
+// word their findings the same way everywhere, a cap on repeated findings
+// (a hostile file with a million broken records gives a bounded report) and
+// a work budget for loops that are not linear in the file size.
+#pragma once
+
+#include <bspkit/check.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+namespace bspkit::checks {
+
+class Checker {
+public:
+    /// At most `per_kind` findings per (severity, lump, field); the rest are counted.
+    explicit Checker(CheckReport& report, size_t per_kind = 32) : report_(report), per_kind_(per_kind) {}
+    Checker(const Checker&) = delete;
+    ~Checker() { finish(); }
+
+    void error(std::string_view lump, int64_t record, std::string_view field, std::string message) {
+        add(Severity::error, lump, record, field, std::move(message));
+    }
+    void warning(std::string_view lump, int64_t record, std::string_view field, std::string message) {
+        add(Severity::warning, lump, record, field, std::move(message));
+    }
+
+    /// `value` must index one of `count` records of `target` (or be -1 when
+    /// `allow_none`). Returns whether it does.
+    bool index(std::string_view lump, int64_t record, std::string_view field, int64_t value, size_t count,
+               std::string_view target, bool allow_none = false) {
+        if (allow_none && value == -1) return true;
+        if (value >= 0 && uint64_t(value) < count) return true;
+        error(lump, record, field,
+              std::string(field) + " " + std::to_string(value) + " is out of range: " + std::string(target) + " has " +
+                  std::to_string(count) + " records");
+        return false;
+    }
+
+    /// [first, first + num) must lie inside the `count` records of `target`.
+    bool range(std::string_view lump, int64_t record, std::string_view first_field, int64_t first,
+               std::string_view num_field, int64_t num, size_t count, std::string_view target) {
+        if (first >= 0 && num >= 0 && uint64_t(first) + uint64_t(num) <= count) return true;
+        if (num == 0 && first >= 0 && uint64_t(first) <= count) return true;
+        std::string msg;
+        if (num < 0)
+            msg = std::string(num_field) + " " + std::to_string(num) + " is negative";
+        else if (first < 0)
+            msg = std::string(first_field) + " " + std::to_string(first) + " is negative";
+        else
+            msg = std::string(first_field) + " " + std::to_string(first) + " + " + std::string(num_field) + " " +
+                  std::to_string(num) + " = " + std::to_string(first + num) + " runs past the " +
+                  std::to_string(count) + " records of " + std::string(target);
+        // Blame the count when the start is fine and the count runs over.
+        const bool blame_num = num < 0 || (first >= 0 && uint64_t(first) <= count);
+        error(lump, record, blame_num ? num_field : first_field, msg);
+        return false;
+    }
+
+    /// Engine limit: a warning when `count` exceeds `limit`.
+    void limit(std::string_view lump, size_t count, size_t limit, std::string_view name, std::string_view engine) {
+        if (count <= limit) return;
+        warning(lump, -1, "",
+                std::to_string(count) + " exceeds " + std::string(name) + " (" + std::to_string(limit) + ") of " +
+                    std::string(engine) + ": needs an engine with raised limits");
+    }
+
+    /// Non-finite floats are errors.
+    template <size_t N>
+    bool finite(std::string_view lump, int64_t record, std::string_view field, const float (&v)[N]) {
+        for (size_t i = 0; i < N; ++i)
+            if (!std::isfinite(v[i])) {
+                error(lump, record, field, std::string(field) + " holds a non-finite value");
+                return false;
+            }
+        return true;
+    }
+    bool finite(std::string_view lump, int64_t record, std::string_view field, float v) {
+        const float a[1] = {v};
+        return finite(lump, record, field, a);
+    }
+
+    /// Spends `units` of the work budget; false once it is used up (then the
+    /// caller skips the remaining optional work and one warning says so).
+    bool spend(uint64_t units, std::string_view lump) {
+        if (budget_ >= units) {
+            budget_ -= units;
+            return true;
+        }
+        if (!budget_exhausted_) {
+            budget_exhausted_ = true;
+            warning(lump, -1, "", "check stopped early: the work budget for this file is used up (hostile counts?)");
+        }
+        budget_ = 0;
+        return false;
+    }
+    void set_budget(uint64_t units) { budget_ = units; }
+
+    void finish() {
+        for (const auto& [key, count] : suppressed_) {
+            if (!count) continue;
+            const auto& [severity, lump, field] = key;
+            report_.findings.push_back({severity, lump, -1, field,
+                                        std::to_string(count) + " more findings like the ones above were not listed"});
+        }
+        suppressed_.clear();
+    }
+
+private:
+    void add(Severity s, std::string_view lump, int64_t record, std::string_view field, std::string message) {
+        auto& n = seen_[{s, std::string(lump), std::string(field)}];
+        if (n++ >= per_kind_) {
+            ++suppressed_[{s, std::string(lump), std::string(field)}];
+            return;
+        }
+        report_.findings.push_back({s, std::string(lump), record, std::string(field), std::move(message)});
+    }
+
+    using Key = std::tuple<Severity, std::string, std::string>;
+    CheckReport& report_;
+    size_t per_kind_;
+    std::map<Key, size_t> seen_;
+    std::map<Key, size_t> suppressed_;
+    uint64_t budget_ = uint64_t(1) << 26;
+    bool budget_exhausted_ = false;
+};
+
+/// Decompressed visibility bytes a check walks at most (a real map needs a
+/// few MB; a hostile leaf count could ask for terabytes).
+inline constexpr uint64_t kVisCheckBytes = uint64_t(1) << 30;
+
+/// True while rows up to `cluster` stay within kVisCheckBytes; warns once when not.
+inline bool vis_budget(Checker& c, std::string_view lump, size_t cluster, size_t row_bytes) {
+    if (uint64_t(cluster) * row_bytes <= kVisCheckBytes) return true;
+    c.warning(lump, -1, "",
+              "visibility rows from cluster " + std::to_string(cluster) + " on were not checked (over " +
+                  std::to_string(kVisCheckBytes >> 20) + " MB of decompressed rows)");
+    return false;
+}
+
+/// Lightmap size by the 16-texel luxel rule of Quake / GoldSrc / Quake 2:
+/// extents of the face's texture coordinates, floor(min/16) .. ceil(max/16).
+struct LuxelExtents {
+    double mins[2] = {1e30, 1e30}, maxs[2] = {-1e30, -1e30};
+    void add(const float point[3], const float vecs[2][4]) {
+        for (int a = 0; a < 2; ++a) {
+            const double v = double(point[0]) * vecs[a][0] + double(point[1]) * vecs[a][1] +
+                             double(point[2]) * vecs[a][2] + double(vecs[a][3]);
+            mins[a] = std::min(mins[a], v);
+            maxs[a] = std::max(maxs[a], v);
+        }
+    }
+    /// Samples along each axis for a luxel of `scale` texels; 0 when unusable.
+    bool size(int out[2], double scale = 16, int64_t sanity = 1 << 16) const {
+        for (int a = 0; a < 2; ++a) {
+            if (!(maxs[a] >= mins[a]) || !std::isfinite(mins[a]) || !std::isfinite(maxs[a])) return false;
+            const double n = std::ceil(maxs[a] / scale) - std::floor(mins[a] / scale) + 1;
+            if (!(n >= 1) || n > double(sanity)) return false;
+            out[a] = int(n);
+        }
+        return true;
+    }
+    /// Extent in texels (what engines compare with their limit).
+    int extent(int axis, double scale = 16) const {
+        return int((std::ceil(maxs[axis] / scale) - std::floor(mins[axis] / scale)) * scale);
+    }
+};
+
+/// Number of light styles in use (up to the first 255).
+inline int style_count(const uint8_t styles[4]) {
+    int n = 0;
+    while (n < 4 && styles[n] != 255) ++n;
+    return n;
+}
+
+}  // namespace bspkit::checks
