@@ -1,0 +1,216 @@
+// Row decoding shared by every family, the dvis_t header of Quake 2 and
+// Source, and Source's leaf -> cluster table (from source::dleaf_t).
+#include "visibility_builder.hpp"
+
+#include <bspkit/formats/source.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace bspkit {
+
+RleResult decompress_rle_row(ByteSpan lump, size_t offset, std::span<uint8_t> out, size_t padding) noexcept {
+    std::fill(out.begin(), out.end(), uint8_t(0));
+    RleResult r;
+    if (offset > lump.size()) {
+        r.status = RowStatus::outside;
+        return r;
+    }
+    size_t in = offset, o = 0;
+    const size_t n = out.size();
+    while (o < n) {
+        // Literal bytes up to the next zero (or the end of the row / lump), copied at once.
+        const size_t avail = std::min(n - o, lump.size() - in);
+        const auto* start = lump.data() + in;
+        const auto* zero = avail ? static_cast<const uint8_t*>(std::memchr(start, 0, avail)) : nullptr;
+        const size_t literal = zero ? size_t(zero - start) : avail;
+        if (literal) std::memcpy(out.data() + o, start, literal);
+        o += literal;
+        in += literal;
+        if (o >= n) break;
+        if (in >= lump.size()) {  // the lump ended inside the row
+            r.status = RowStatus::truncated;
+            break;
+        }
+        // A zero byte: the next byte counts zero bytes (already zero in `out`).
+        if (++in >= lump.size()) {
+            r.status = RowStatus::truncated;
+            break;
+        }
+        const size_t run = lump[in++];
+        if (run > n - o) {
+            if (run > n - o + padding) r.status = RowStatus::overrun;
+            o = n;
+            break;
+        }
+        o += run;
+    }
+    r.consumed = in - offset;
+    return r;
+}
+
+Bytes compress_rle_row(std::span<const uint8_t> row) {
+    Bytes out;
+    for (size_t i = 0; i < row.size(); ++i) {
+        out.push_back(row[i]);
+        if (row[i]) continue;
+        size_t rep = 1;
+        while (i + 1 < row.size() && row[i + 1] == 0 && rep < 255) {
+            ++i;
+            ++rep;
+        }
+        out.push_back(uint8_t(rep));
+    }
+    return out;
+}
+
+void VisibilityBuilder::read_dvis(ByteOrder order) {
+    const ByteSpan l = lump();
+    if (l.empty()) {
+        set_encoding(Visibility::Encoding::none);
+        return;
+    }
+    if (l.size() < 4) fail(0, "visibility lump of " + std::to_string(l.size()) + " bytes has no dvis_t header");
+    const int32_t n = load<int32_t>(l.data(), order);
+    if (n < 0) fail(0, "dvis_t numclusters is negative (" + std::to_string(n) + ")");
+    if (uint64_t(n) * 8 + 4 > l.size())
+        fail(0, "dvis_t numclusters " + std::to_string(n) + " needs " + std::to_string(uint64_t(n) * 8 + 4) +
+                    " header bytes, the lump has " + std::to_string(l.size()));
+    set_encoding(Visibility::Encoding::cluster_rle);
+    set_clusters(size_t(n));
+    pvs_offset().resize(size_t(n));
+    pas_offset().resize(size_t(n));
+    for (size_t c = 0; c < size_t(n); ++c) {
+        pvs_offset()[c] = load<int32_t>(l.data() + 4 + c * 8, order);
+        pas_offset()[c] = load<int32_t>(l.data() + 8 + c * 8, order);
+    }
+}
+
+void read_source_visibility(const Bsp& bsp, VisibilityBuilder& b) {
+    const source::Map map(bsp);
+    b.set_lump(bsp, *bsp.find_lump("visibility"));
+    b.read_dvis(bsp.byte_order());
+    // dleaf_t.cluster of every leaf version (version 0 leaves come normalised).
+    const auto leafs = map.leafs();
+    b.leaf_cluster().resize(leafs.size());
+    int32_t most = -1;
+    for (size_t i = 0; i < leafs.size(); ++i) {
+        b.leaf_cluster()[i] = leafs[i].cluster;
+        most = std::max<int32_t>(most, leafs[i].cluster);
+    }
+    if (b.vis.encoding() == Visibility::Encoding::none) b.set_clusters(size_t(most + 1));
+}
+
+Visibility Visibility::of(const Bsp& bsp) {
+    VisibilityBuilder b;
+    switch (bsp.format()) {
+        case Format::quake1:
+        case Format::bsp2:
+        case Format::goldsrc: quake1::read_visibility(bsp, b); break;
+        case Format::quake2: quake2::read_visibility(bsp, b); break;
+        case Format::quake3: quake3::read_visibility(bsp, b); break;
+        case Format::nightfire: nightfire::read_visibility(bsp, b); break;
+        case Format::source: read_source_visibility(bsp, b); break;
+    }
+    return std::move(b.vis);
+}
+
+std::optional<int64_t> Visibility::row_offset(size_t cluster, bool pas) const {
+    if (cluster >= clusters_) throw std::out_of_range("cluster " + std::to_string(cluster) + " of " + std::to_string(clusters_));
+    switch (encoding_) {
+        case Encoding::none: return std::nullopt;
+        case Encoding::quake_leaf_rle:
+        case Encoding::nightfire_leaf:
+        case Encoding::cluster_rle: {
+            const auto& table = pas && encoding_ == Encoding::cluster_rle ? pas_offset_ : pvs_offset_;
+            if (table[cluster] < 0 && encoding_ == Encoding::quake_leaf_rle) return std::nullopt;
+            return table[cluster];
+        }
+        case Encoding::cluster_raw: return int64_t(header_bytes_ + cluster * stored_row_bytes_);
+    }
+    return std::nullopt;
+}
+
+RowStatus Visibility::read_row(size_t cluster, bool pas, std::span<uint8_t> out) const {
+    const size_t n = row_bytes();
+    out = out.first(n);
+    const auto ofs = row_offset(cluster, pas);
+    if (!ofs) {  // everything visible
+        std::fill(out.begin(), out.end(), uint8_t(0xff));
+    } else if (*ofs < 0 || uint64_t(*ofs) > lump_.size()) {
+        std::fill(out.begin(), out.end(), uint8_t(0));
+        return RowStatus::outside;
+    } else if (encoding_ == Encoding::quake_leaf_rle || encoding_ == Encoding::cluster_rle) {
+        // Quake / Half-Life vis pad rows to 64 bits: zero runs into the padding are fine.
+        const size_t padding = encoding_ == Encoding::quake_leaf_rle ? ((clusters_ + 63) & ~size_t(63)) / 8 - n : 0;
+        const RleResult r = decompress_rle_row(lump_, size_t(*ofs), out, padding);
+        if (r.status == RowStatus::truncated || r.status == RowStatus::outside) return r.status;
+        if (r.status == RowStatus::overrun) {
+            if (n) out[n - 1] &= uint8_t(0xff >> ((8 - clusters_ % 8) % 8));
+            return r.status;
+        }
+    } else {  // raw rows: Quake 3, Nightfire
+        std::fill(out.begin(), out.end(), uint8_t(0));
+        const size_t have = std::min(n, lump_.size() - size_t(*ofs));
+        std::memcpy(out.data(), lump_.data() + *ofs, have);
+        if (have < n) return RowStatus::truncated;
+    }
+    if (n) out[n - 1] &= uint8_t(0xff >> ((8 - clusters_ % 8) % 8));
+    return RowStatus::ok;
+}
+
+RowStatus Visibility::row_status(size_t cluster, bool pas) const {
+    Bytes row(row_bytes());
+    return read_row(cluster, pas, row);
+}
+
+void Visibility::throw_row(size_t cluster, bool pas, RowStatus status) const {
+    const auto ofs = row_offset(cluster, pas).value_or(0);
+    const std::string what = std::string(pas ? "PAS" : "PVS") + " row of cluster " + std::to_string(cluster);
+    const std::string detail = status == RowStatus::outside
+                                   ? what + " starts at offset " + std::to_string(ofs) + ", outside the " +
+                                         std::to_string(lump_.size()) + "-byte lump"
+                                   : what + " at offset " + std::to_string(ofs) + " runs past the end of the lump";
+    throw Error({file_, lump_name_, lump_file_offset_ + std::max<int64_t>(ofs, 0)}, detail);
+}
+
+RowStatus Visibility::pvs_into(size_t cluster, std::span<uint8_t> out) const {
+    if (out.size() < row_bytes()) throw std::invalid_argument("pvs_into: buffer smaller than row_bytes()");
+    return read_row(cluster, false, out);
+}
+
+Bytes Visibility::pvs(size_t cluster) const {
+    Bytes row(row_bytes());
+    const RowStatus s = read_row(cluster, false, row);
+    if (s == RowStatus::outside || s == RowStatus::truncated) throw_row(cluster, false, s);
+    return row;
+}
+
+Bytes Visibility::pas(size_t cluster) const {
+    if (pas_stored()) {
+        Bytes row(row_bytes());
+        const RowStatus s = read_row(cluster, true, row);
+        if (s == RowStatus::outside || s == RowStatus::truncated) throw_row(cluster, true, s);
+        return row;
+    }
+    const Bytes seen = pvs(cluster);
+    Bytes out = seen;
+    Bytes other(row_bytes());
+    for (size_t v = 0; v < clusters_; ++v) {
+        if (v == cluster || !(seen[v >> 3] & (1u << (v & 7)))) continue;
+        const RowStatus s = read_row(v, false, other);
+        if (s == RowStatus::outside || s == RowStatus::truncated) throw_row(v, false, s);
+        for (size_t k = 0; k < out.size(); ++k) out[k] |= other[k];
+    }
+    return out;
+}
+
+std::optional<size_t> Visibility::cluster_of_leaf(size_t leaf) const {
+    if (leaf >= leaf_cluster_.size()) throw std::out_of_range("leaf " + std::to_string(leaf) + " of " + std::to_string(leaf_cluster_.size()));
+    const int32_t c = leaf_cluster_[leaf];
+    if (c < 0 || size_t(c) >= clusters_) return std::nullopt;
+    return size_t(c);
+}
+
+}  // namespace bspkit

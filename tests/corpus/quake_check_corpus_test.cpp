@@ -1,0 +1,248 @@
+// `check` over every non-Source corpus file bspkit reads: each file checks
+// clean, or each of its findings is a real defect listed here with the
+// reason (every listing was investigated against the file's bytes). The list
+// is exact both ways: an unlisted finding fails, and so does a listed one
+// that is no longer found.
+#include <bspkit/check.hpp>
+#include <bspkit/formats/nightfire.hpp>
+#include <bspkit/formats/quake1.hpp>
+#include <bspkit/formats/quake2.hpp>
+#include <bspkit/formats/quake3.hpp>
+
+#include "corpus.hpp"
+#include "run.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <bspkit/visibility.hpp>
+
+#include <algorithm>
+#include <random>
+
+using namespace bspkit;
+using namespace bspkit::test;
+
+namespace {
+
+struct Known {
+    std::string file;
+    Severity severity;
+    std::string lump;
+    int64_t record;
+    std::string field;
+    std::string message;  ///< a part of the message
+    std::string reason;   ///< why this is a real property of the file
+};
+
+std::vector<Known> known_findings() {
+    std::vector<Known> k;
+    // pd_change_dest: every lump after the odd-length entities lump starts at
+    // an odd offset (11527, 51187, ...): the tool that wrote it packs lumps
+    // without id's 4-byte padding. x86 engines read it; strict-alignment CPUs fault.
+    for (const char* lump : {"planes", "textures", "vertexes", "visibility", "nodes", "texinfo", "faces", "lighting",
+                             "clipnodes", "leafs", "marksurfaces", "edges", "surfedges", "models"})
+        k.push_back({"q1_v29/pd_change_dest.bsp", Severity::warning, lump, -1, "", "not 4-byte aligned",
+                     "lumps packed without 4-byte alignment"});
+    k.push_back({"q1_v29/pd_change_dest.bsp", Severity::warning, "lighting", -1, "", "1816588 exceeds MAX_MAP_LIGHTING",
+                 "1.8 MB of lightmaps: a progs_dump map for engines with raised limits (Quakespasm class), over "
+                 "id's 1 MB"});
+    // bevytb_example_early: compiled without its WAD; the miptex directory
+    // entries the texinfo use are -1 (textures absent from the file).
+    for (const auto& [record, miptex] : std::vector<std::pair<int, int>>{{0, 2}, {1, 1}, {2, 3}, {3, 1}, {4, 1}, {5, 2}, {6, 2}, {7, 1}})
+        k.push_back({"q1_bsp2/bevytb_example_early.bsp", Severity::warning, "texinfo", record, "miptex",
+                     "miptex " + std::to_string(miptex) + " is missing", "compiled without its textures (dataofs -1)"});
+    // postretro_test: built with qbsp -notex (MANIFEST), so no texture is in the file.
+    for (int record = 0; record < 3; ++record)
+        k.push_back({"q1_bsp2/postretro_test.bsp", Severity::warning, "texinfo", record, "miptex",
+                     "miptex 1 is missing", "qbsp -notex: textures left out"});
+    // svencoop_q2dm1: face 688 spans s -192..336 (texinfo 110: s = x, scale 1):
+    // 528 texels, 33 luxels; Sven Co-op's engine raised Half-Life's 256 limit.
+    k.push_back({"hl1_v30/svencoop_q2dm1.bsp", Severity::warning, "faces", 688, "texinfo", "spans 528 texels",
+                 "Sven Co-op map with surface extents over Half-Life's limit"});
+    // q2_base1: the retail file's directory declares the entities lump 6 bytes
+    // longer than the file (corpus README).
+    k.push_back({"q2_v38/q2_base1.bsp", Severity::warning, "entities", -1, "", "runs 6 bytes past the end of the file",
+                 "entities lump declared 6 bytes past EOF"});
+    // nexuiz_ons-reborn: fog 0 has brushNum -1, q3map2's global fog (its
+    // worldspawn sets _fog); id's renderer drops the map with "fog brushNumber
+    // out of range", DarkPlaces (Nexuiz's engine) implements it.
+    k.push_back({"q3_v46/nexuiz_ons-reborn.bsp", Severity::warning, "effects", 0, "brushNum", "global fog",
+                 "q3map2 global fog, not loadable by id's Quake 3"});
+    k.push_back({"q3_v46/nexuiz_ons-reborn.bsp", Severity::warning, "brushsides", -1, "", "182913 exceeds MAX_MAP_BRUSHSIDES",
+                 "a DarkPlaces map over Quake 3's 131072 brush sides"});
+    return k;
+}
+
+bool matches(const Known& k, const std::string& file, const Finding& f) {
+    return k.file == file && k.severity == f.severity && k.lump == f.lump && k.record == f.record &&
+           k.field == f.field && f.message.find(k.message) != std::string::npos;
+}
+
+std::vector<std::string> quake_family_paths() {
+    std::vector<std::string> out;
+    for (const auto& f : corpus_files()) {
+        const auto fmt = expected_format(f);
+        if (fmt && *fmt != "source") out.push_back(f.relpath);
+    }
+    return out;
+}
+
+class QuakeCheckCorpus : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+TEST_P(QuakeCheckCorpus, ChecksCleanOrOnlyListedDefects) {
+    const CorpusFile& file = corpus_file(GetParam());
+    const Bsp bsp = Bsp::parse(read_corpus(file), file.relpath);
+    ASSERT_EQ(std::string(format_id(bsp.format())), *expected_format(file));
+    const CheckReport report = check(bsp);
+    const auto known = known_findings();
+    std::vector<bool> used(known.size(), false);
+    for (const Finding& f : report.findings) {
+        bool listed = false;
+        for (size_t i = 0; i < known.size(); ++i)
+            if (matches(known[i], file.relpath, f)) {
+                listed = used[i] = true;
+                break;
+            }
+        EXPECT_TRUE(listed) << "unexpected finding: lump " << f.lump << " record " << f.record << " field " << f.field
+                            << ": " << (f.severity == Severity::error ? "error: " : "warning: ") << f.message;
+    }
+    for (size_t i = 0; i < known.size(); ++i) {
+        if (known[i].file != file.relpath) continue;
+        EXPECT_TRUE(used[i]) << "listed finding no longer reported: lump " << known[i].lump << " record "
+                             << known[i].record << " field " << known[i].field << " (" << known[i].reason << ")";
+    }
+    EXPECT_EQ(report.errors(), 0u);
+}
+
+// The lightmap rules decide to the byte: on every map with lighting the last
+// lightmap ends exactly at the end of the lump, and none starts outside it.
+TEST_P(QuakeCheckCorpus, LightmapRuleAccountsForTheWholeLightingLump) {
+    const CorpusFile& file = corpus_file(GetParam());
+    const Bsp bsp = Bsp::parse(read_corpus(file), file.relpath);
+    size_t lighting = 0, end = 0, lit = 0;
+    switch (bsp.format()) {
+        case Format::quake1:
+        case Format::bsp2:
+        case Format::goldsrc: {
+            const quake1::Map map(bsp);
+            lighting = map.lighting().size();
+            const size_t n = map.visit([](const auto& t) { return t.faces.size(); });
+            for (size_t f = 0; f < n; ++f)
+                if (const auto lm = quake1::face_lightmap(map, f)) {
+                    ++lit;
+                    end = std::max(end, size_t(lm->lightofs) + lm->bytes);
+                }
+            break;
+        }
+        case Format::quake2: {
+            const quake2::Map map(bsp);
+            lighting = map.lighting().size();
+            for (size_t f = 0; f < map.faces().size(); ++f)
+                if (const auto lm = quake2::face_lightmap(map, f)) {
+                    ++lit;
+                    end = std::max(end, size_t(lm->lightofs) + lm->bytes);
+                }
+            break;
+        }
+        case Format::nightfire: {
+            const nightfire::Map map(bsp);
+            lighting = map.lighting().size();
+            for (size_t s = 0; s < map.surfaces().size(); ++s)
+                if (const auto lm = nightfire::surface_lightmap(map, s)) {
+                    ++lit;
+                    end = std::max(end, size_t(lm->offset) + lm->bytes);
+                }
+            break;
+        }
+        case Format::quake3: {  // pages of 128 x 128 RGB, every face rectangle inside its page
+            const quake3::Map map(bsp);
+            EXPECT_EQ(bsp.decoded(quake3::Map::LUMP_LIGHTMAPS).size() % sizeof(quake3::dlightmap_t), 0u);
+            for (const auto& s : map.surfaces())
+                if (s.lightmapNum >= 0 && !map.lightmaps().empty()) {
+                    ++lit;
+                    EXPECT_LT(size_t(s.lightmapNum), map.lightmaps().size());
+                    EXPECT_LE(s.lightmapX + s.lightmapWidth, quake3::LIGHTMAP_WIDTH);
+                    EXPECT_LE(s.lightmapY + s.lightmapHeight, quake3::LIGHTMAP_HEIGHT);
+                }
+            return;
+        }
+        case Format::source: FAIL() << "not a Quake-family file";
+    }
+    if (lighting == 0) {
+        EXPECT_EQ(lit, 0u);
+        return;
+    }
+    EXPECT_GT(lit, 0u);
+    // svencoop_q2dm1's lighting lump ends with 25296 zero bytes that no face
+    // uses (its lightmaps run contiguously from 0 to 395574, the lump has
+    // 420870): slack left by Sven Co-op's compiler, harmless.
+    const size_t slack = file.relpath == "hl1_v30/svencoop_q2dm1.bsp" ? 25296 : 0;
+    EXPECT_EQ(end + slack, lighting) << lit << " lit faces";
+    if (slack && end + slack == lighting) {
+        const ByteSpan all = bsp.decoded(*bsp.find_lump("lighting"));
+        EXPECT_TRUE(std::all_of(all.begin() + end, all.end(), [](uint8_t b) { return b == 0; }));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, QuakeCheckCorpus, ::testing::ValuesIn(quake_family_paths()),
+                         [](const auto& info) { return test_name(info.param); });
+
+TEST(QuakeCheckCorpusCli, JsonReportsForEveryFamily) {
+    for (const std::string path : {"q1_v29/q1_mp_lobby.bsp", "q1_bsp2/rmq_mp_lobby.bsp", "hl1_v30/hl_boxmap.bsp",
+                                   "q2_v38/q2_base1.bsp", "q3_v46/q3_mp_lobby.bsp", "q3_ibsp47/rtcw_testroom.bsp",
+                                   "nightfire_v42/nf_weapon_accuracy_nf.bsp"}) {
+        const CorpusFile& f = corpus_file(path);
+        (void)read_corpus(f);  // fails when absent
+        const auto r = run_cli({"check", f.path.string(), "--json"});
+        EXPECT_EQ(r.exit_code, 0) << path << ": " << r.out << r.err;
+        const auto j = nlohmann::json::parse(r.out);
+        EXPECT_EQ(j["format"], *expected_format(f)) << path;
+        EXPECT_EQ(j["errors"], 0) << path;
+        EXPECT_EQ(j["warnings"], j["findings"].size()) << path;
+        const auto text = run_cli({"check", f.path.string()});
+        EXPECT_EQ(text.exit_code, 0);
+        EXPECT_NE(text.out.find(": " + *expected_format(f) + " ("), std::string::npos) << text.out;
+    }
+    const auto base1 = run_cli({"check", corpus_file("q2_v38/q2_base1.bsp").path.string()});
+    EXPECT_NE(base1.out.find("lump entities: warning: runs 6 bytes past the end of the file"), std::string::npos)
+        << base1.out;
+    EXPECT_NE(base1.out.find("0 errors, 1 warning"), std::string::npos) << base1.out;
+}
+
+// Bit-flipped copies of the small real maps: check, visibility and the
+// lightmap helpers give findings or bspkit::Error, never a crash (run under
+// -DBSPKIT_SANITIZE=ON to catch any out-of-bounds read).
+TEST(QuakeCheckCorpusHostile, BitFlippedRealMapsNeverCrash) {
+    std::mt19937 rng(99);
+    size_t files = 0;
+    for (const auto& f : corpus_files()) {
+        const auto fmt = expected_format(f);
+        if (!fmt || *fmt == "source" || f.size > 200000) continue;
+        ++files;
+        const Bytes original = read_corpus(f);
+        for (int round = 0; round < 150; ++round) {
+            Bytes file = original;
+            for (int k = 0, n = 1 + int(rng() % 8); k < n; ++k) {
+                const size_t at = rng() % file.size();
+                if (rng() % 2 && at + 4 <= file.size())
+                    store<int32_t>(file.data() + at, int32_t(rng()));
+                else
+                    file[at] ^= uint8_t(1u << (rng() % 8));
+            }
+            try {
+                const Bsp bsp = Bsp::parse(file, f.relpath);
+                (void)check(bsp);
+                const Visibility vis = Visibility::of(bsp);
+                for (size_t c = 0; c < vis.clusters() && c < 32; ++c) {
+                    Bytes row(vis.row_bytes());
+                    (void)vis.pvs_into(c, row);
+                }
+            } catch (const Error&) {
+            }
+        }
+    }
+    EXPECT_GE(files, 8u);
+}

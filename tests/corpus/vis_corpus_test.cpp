@@ -1,0 +1,136 @@
+// Visibility of every corpus file of every format bspkit reads (Source
+// included): every PVS (and stored PAS) row decompresses inside its lump,
+// every cluster sees itself, stored PAS contains the PVS, leaves name
+// clusters that exist, Quake 3 rows have q3map2's 64-bit padded size.
+#include <bspkit/formats/quake1.hpp>
+#include <bspkit/formats/quake3.hpp>
+#include <bspkit/visibility.hpp>
+
+#include "corpus.hpp"
+#include "run.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace bspkit;
+using namespace bspkit::test;
+
+namespace {
+
+std::vector<std::string> readable_paths() {
+    std::vector<std::string> out;
+    for (const auto& f : corpus_files())
+        if (expected_format(f)) out.push_back(f.relpath);
+    return out;
+}
+
+bool bit(const Bytes& row, size_t i) { return (row[i >> 3] >> (i & 7)) & 1; }
+
+std::vector<std::string> quake3_paths() {
+    std::vector<std::string> out;
+    for (const auto& f : corpus_files())
+        if (expected_format(f) == "quake3") out.push_back(f.relpath);
+    return out;
+}
+
+class VisCorpus : public ::testing::TestWithParam<std::string> {};
+class Quake3VisCorpus : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+TEST_P(VisCorpus, EveryRowDecompressesAndEveryClusterSeesItself) {
+    const CorpusFile& file = corpus_file(GetParam());
+    const Bsp bsp = Bsp::parse(read_corpus(file), file.relpath);
+    const Visibility vis = Visibility::of(bsp);
+    const size_t n = vis.clusters();
+    Bytes row(vis.row_bytes()), pas(vis.row_bytes());
+    size_t self_missing = 0;
+    for (size_t c = 0; c < n; ++c) {
+        ASSERT_EQ(vis.pvs_into(c, row), RowStatus::ok) << "cluster " << c;
+        EXPECT_EQ(row, vis.pvs(c));
+        if (!bit(row, c)) ++self_missing;
+        if (vis.pas_stored()) {
+            ASSERT_EQ(vis.row_status(c, true), RowStatus::ok) << "PAS of cluster " << c;
+            pas = vis.pas(c);
+            for (size_t k = 0; k < vis.row_bytes(); ++k)
+                ASSERT_EQ(row[k] & ~pas[k], 0) << "cluster " << c << ": PVS not inside the stored PAS";
+        }
+        // Bits past the cluster count are never set.
+        if (n % 8) {
+            EXPECT_EQ(row.back() >> (n % 8), 0) << "cluster " << c;
+        }
+    }
+    EXPECT_EQ(self_missing, 0u) << "clusters that do not see themselves";
+    // Computed PAS (the union of the visible clusters' PVS) on a sample.
+    for (size_t c = 0; c < n; c += std::max<size_t>(1, n / 16)) {
+        row = vis.pvs(c);
+        pas = vis.pas(c);
+        for (size_t k = 0; k < vis.row_bytes(); ++k) ASSERT_EQ(row[k] & ~pas[k], 0) << "cluster " << c;
+    }
+}
+
+TEST_P(VisCorpus, LeavesNameClustersThatExist) {
+    const CorpusFile& file = corpus_file(GetParam());
+    const Bsp bsp = Bsp::parse(read_corpus(file), file.relpath);
+    const Visibility vis = Visibility::of(bsp);
+    ASSERT_GT(vis.leaf_count(), 0u);
+    std::vector<bool> used(vis.clusters(), false);
+    for (size_t leaf = 0; leaf < vis.leaf_count(); ++leaf)
+        if (const auto c = vis.cluster_of_leaf(leaf)) {
+            ASSERT_LT(*c, vis.clusters());
+            used[*c] = true;
+        }
+    EXPECT_EQ(size_t(std::count(used.begin(), used.end(), true)), vis.clusters()) << "clusters without a leaf";
+    if (vis.leaf_based() && vis.encoding() != Visibility::Encoding::nightfire_leaf) {
+        const quake1::Map map(bsp);
+        EXPECT_EQ(int64_t(vis.clusters()), map.models()[0].visleafs);
+        EXPECT_FALSE(vis.cluster_of_leaf(0));
+    }
+    if (vis.leaf_based()) {
+        for (size_t c = 0; c < vis.clusters(); ++c) EXPECT_EQ(vis.cluster_of_leaf(c + 1), c);
+    }
+}
+
+TEST_P(Quake3VisCorpus, RowsArePaddedTo64Bits) {
+    const CorpusFile& file = corpus_file(GetParam());
+    const Bsp bsp = Bsp::parse(read_corpus(file), file.relpath);
+    ASSERT_EQ(bsp.format(), Format::quake3);
+    const quake3::Map map(bsp);
+    const auto header = map.visdata_header();
+    if (!header) {
+        EXPECT_TRUE(map.visdata().empty());
+        EXPECT_EQ(Visibility::of(bsp).encoding(), Visibility::Encoding::none);
+        return;
+    }
+    EXPECT_EQ(header->sizeVecs, ((header->numVecs + 63) & ~63) / 8);
+    EXPECT_EQ(size_t(8) + size_t(header->numVecs) * size_t(header->sizeVecs), map.visdata().size());
+    EXPECT_EQ(Visibility::of(bsp).stored_row_bytes(), size_t(header->sizeVecs));
+}
+
+TEST_P(VisCorpus, CliSummaryMatchesTheLibrary) {
+    const CorpusFile& file = corpus_file(GetParam());
+    const Bsp bsp = Bsp::parse(read_corpus(file), file.relpath);
+    const Visibility vis = Visibility::of(bsp);
+    const auto r = run_cli({"vis", file.path.string(), "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["clusters"], vis.clusters());
+    EXPECT_EQ(j["leaves"], vis.leaf_count());
+    EXPECT_EQ(j["clusters_not_seeing_themselves"], 0);
+    EXPECT_GT(j["average_visible_fraction"].get<double>(), 0.0);
+    EXPECT_LE(j["largest_visible_fraction"].get<double>(), 1.0);
+    if (vis.clusters()) {
+        const auto one = run_cli({"vis", file.path.string(), "--cluster", std::to_string(vis.clusters() - 1), "--json"});
+        ASSERT_EQ(one.exit_code, 0) << one.err;
+        const auto o = nlohmann::json::parse(one.out);
+        const Bytes row = vis.pvs(vis.clusters() - 1);
+        size_t count = 0;
+        for (size_t i = 0; i < vis.clusters(); ++i) count += bit(row, i);
+        EXPECT_EQ(o["visible"].size(), count);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, VisCorpus, ::testing::ValuesIn(readable_paths()),
+                         [](const auto& info) { return test_name(info.param); });
+INSTANTIATE_TEST_SUITE_P(Corpus, Quake3VisCorpus, ::testing::ValuesIn(quake3_paths()),
+                         [](const auto& info) { return test_name(info.param); });
