@@ -63,7 +63,7 @@ enum MaterialFlag : uint32_t {
 struct Material {
     std::string name;        ///< texture / shader / material name as stored in the map
     uint32_t flags = 0;      ///< MaterialFlag bits
-    uint32_t width = 0;      ///< texture size the UVs are normalised by (0 when unknown)
+    uint32_t width = 0;      ///< texture size the UVs are normalised by (0 when unknown: UVs in texels)
     uint32_t height = 0;
     int32_t texture = -1;    ///< index into Map::textures when the map embeds it
 };
@@ -136,8 +136,14 @@ struct Map {
     std::vector<Model> models;
     std::vector<LightmapImage> lightmap_images;  ///< before packing; emptied by pack_lightmaps()
     std::vector<LightmapAtlas> lightmaps;        ///< after packing, one per style slot in use
+    /// Lump the lightmaps were decoded from when a format has a choice (Source:
+    /// "lighting", or "lighting_hdr" when the LDR lump is empty); empty otherwise.
+    std::string lightmap_source;
     std::vector<Entity> entities;
     std::vector<PropPlacement> props;
+    /// What the builder skipped and why (a lightmap past the end of its lump,
+    /// an undecodable texture, ...): the rest of the model is still usable.
+    std::vector<Diagnostic> diagnostics;
 };
 
 struct BuildOptions {
