@@ -10,7 +10,7 @@ CMAKE_FLAGS ?=
 
 # Debian 12 packages the build and the tests need.
 DEBIAN_PACKAGES = build-essential cmake pkg-config git \
-  liblzma-dev libzip-dev libfmt-dev libcli11-dev nlohmann-json3-dev \
+  liblzma-dev libzip-dev libpng-dev libfmt-dev libcli11-dev nlohmann-json3-dev \
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
 
 .PHONY: all deps demo build test test-sanitize bench fuzz clean
@@ -26,6 +26,16 @@ deps:
 	  echo "installing Debian packages:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@# Khronos glTF-Validator (npm) for the export tests, pinned by tools/gltf-validator/package-lock.json.
+	@if [ ! -f tools/gltf-validator/node_modules/gltf-validator/package.json ]; then \
+	  if ! command -v npm >/dev/null 2>&1; then \
+	    echo "installing Debian packages: nodejs npm"; \
+	    if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null; \
+	  fi; \
+	  echo "installing the glTF validator (npm ci in tools/gltf-validator)"; \
+	  (cd tools/gltf-validator && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
 	fi
 
 $(BUILD_DIR)/release/CMakeCache.txt: | deps

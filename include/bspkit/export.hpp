@@ -1,0 +1,156 @@
+// Exporters of the engine-neutral model (bspkit/model.hpp) to glTF 2.0 and
+// Wavefront OBJ. They read only model::Map, so every format exports the same
+// way once its geometry builder exists.
+//
+//   const bspkit::model::Map map = bspkit::model::build(bsp);
+//   bspkit::exporter::Options options;   // defaults: every model, textures, lightmaps, scale 1
+//   bspkit::exporter::write(map, "out.glb", options);    // .glb, .gltf or .obj by extension
+//
+// What is exported
+//   - One glTF node per model (the world and every brush model), placed where
+//     its entity puts it (Model::origin); its mesh has one primitive per
+//     (material, lit or not) with POSITION (with min/max), NORMAL (unit
+//     length), TEXCOORD_0 (texture UVs, top-left origin as stored), TEXCOORD_1
+//     (lightmap atlas UVs, lit primitives only), COLOR_0 (only when some
+//     vertex colour is not opaque white) and UNSIGNED_INT indices. Triangles
+//     are wound counter-clockwise about their vertex normals (glTF's front
+//     face), whatever winding the builder used.
+//   - One node per entity under "entities", named by its classname, with
+//     `extras.keyvalues` = [[key, value], ...] in file order, duplicate keys
+//     kept (raw bytes mapped to UTF-8 by bytes_to_utf8), `extras.index`, and a
+//     translation from its "origin" key when that parses as three numbers.
+//   - One placeholder node per static prop under "props" with
+//     `extras.model` = the prop's model path, `extras.skin`, `extras.angles`,
+//     translation = origin and rotation = the Source angles (pitch about Y,
+//     yaw about Z, roll about X, in degrees, R = Rz(yaw) Ry(pitch) Rx(roll),
+//     as in Source's AngleMatrix; positive pitch looks down).
+//   - Materials: name = the map's material name; baseColorTexture when the map
+//     embeds the texture (PNG, in the .glb's binary chunk, or files beside a
+//     .gltf); metallic 0 / roughness 1; alphaMode MASK for kAlphaTest, BLEND
+//     for kTranslucent; KHR_materials_unlit for kSky and kUnlit materials.
+//   - Lightmaps: the atlas of light-style slot 0 as one RGB PNG texture, used
+//     by lit materials as `occlusionTexture` with texCoord 1 (viewers darken
+//     ambient light with its red channel) and named in the material's extras:
+//     `extras.lightmap` = {"texture": T, "texCoord": 1, "slot": 0}. The full
+//     RGB lightmap is that texture; renderers that know the convention
+//     multiply the base colour by it. Atlases of other light-style slots are
+//     not exported.
+//
+// What is skipped (Options says which are kept)
+//   - surfaces whose material has kNodraw (nodraw, skip, hint, caulk, origin);
+//   - surfaces whose material has kTrigger or kClip, unless tool_surfaces;
+//   - surfaces without triangles (Quake 3 billboards / flares);
+//   - brush models whose entity's classname matches a skip_classes glob
+//     ("trigger_*", '*' and '?', ASCII case ignored); every model but the
+//     world when !all_models.
+//   Entities and props are always exported (as nodes) in glTF.
+//
+// Axes and units
+//   BSP maps are Z-up in map units. glTF is Y-up by specification, so the
+//   glTF output is always Y-up for viewers: by default the mesh data stays in
+//   map coordinates (X, Y, Z as in the file, times `scale`) and the root node
+//   "map" carries the rotation (-90 degrees about X) that stands it up; with
+//   `y_up` the rotation (x, y, z) -> (x, z, -y) is applied to the data itself
+//   and the root node has no transform. OBJ has no nodes: its coordinates are
+//   (map coordinates plus the model's origin) times `scale`, Z-up by default,
+//   (x, z, -y) with `y_up`. `scale` 0.0254 turns Quake units (inches) into metres.
+//
+// OBJ specifics
+//   One `o` group per model with something drawn, one `usemtl` per material; every vertex written
+//   as v / vt / vn (vt flipped to OBJ's bottom-left origin: v' = 1 - v);
+//   faces as "f a/a/a b/b/b c/c/c". The .mtl beside it names each material
+//   (newmtl, sanitised to [A-Za-z0-9_-] and made unique), with map_Kd (and
+//   map_d for alpha-tested ones) pointing at PNG files written beside the
+//   .obj. Lightmaps, entities and props are not written to OBJ (one UV set, no
+//   nodes): use glTF for those.
+//
+// Files: every file is written to a temporary file in the output's directory
+// and renamed (write_file_atomic). Files beside the output are named
+// "<stem>.bin", "<stem>.mtl", "<stem>_<name>.png", "<stem>_lightmap.png",
+// with names sanitised to [A-Za-z0-9_-]: nothing is written outside the
+// output's directory.
+#pragma once
+
+#include <bspkit/bytes.hpp>
+#include <bspkit/model.hpp>
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bspkit::exporter {
+
+enum class FileFormat : uint8_t { glb, gltf, obj };
+
+/// The format an output path asks for by its extension (case-insensitive
+/// .glb / .gltf / .obj), nullopt for any other.
+std::optional<FileFormat> format_for_path(const std::filesystem::path& path);
+
+struct Options {
+    bool all_models = true;                 ///< false: the world (model 0) only
+    std::vector<std::string> skip_classes;  ///< globs on entity classnames whose brush models are skipped
+    bool tool_surfaces = false;             ///< keep kTrigger / kClip surfaces
+    bool lightmaps = true;                  ///< glTF: lightmap atlas + TEXCOORD_1
+    bool textures = true;                   ///< embed / write the map's textures
+    float scale = 1;                        ///< multiplies every coordinate (> 0)
+    bool y_up = false;                      ///< rotate the data itself from Z-up to Y-up
+    int png_compression = 3;                ///< zlib level of the PNGs written
+    /// Called while writing with a stage ("geometry", "images", "writing")
+    /// and 0..1, or -1 when the stage has no measure (may be empty).
+    std::function<void(std::string_view stage, double fraction)> progress;
+};
+
+/// What an export wrote.
+struct Summary {
+    std::vector<std::filesystem::path> files;  ///< every file written, the main output last
+    size_t models = 0;                         ///< models with a node / an OBJ group
+    size_t primitives = 0;                     ///< glTF primitives / OBJ usemtl groups
+    size_t vertices = 0;
+    size_t triangles = 0;
+    size_t materials = 0;
+    size_t images = 0;                         ///< PNG images (textures + lightmap)
+    size_t skipped_surfaces = 0;               ///< by the material rules above
+    size_t skipped_models = 0;                 ///< by skip_classes / all_models
+};
+
+/// A glTF asset in memory: the JSON text, the binary buffer and, for the
+/// .gltf form, the external files it names (relative URI -> bytes).
+struct GltfAsset {
+    std::string json;
+    Bytes bin;
+    std::vector<std::pair<std::string, Bytes>> files;  ///< .gltf only: "<stem>.bin", images
+    Summary summary;
+};
+
+/// Builds the glTF asset of `map`. `binary`: images go into `bin` (for a
+/// .glb); otherwise `stem` names the external files (`stem`.bin, images).
+/// Throws Error when the model is inconsistent (an index out of range).
+GltfAsset build_gltf(const model::Map& map, const Options& options, bool binary, std::string_view stem = "map");
+
+/// The .glb container of an asset built with binary = true.
+Bytes encode_glb(const GltfAsset& asset);
+
+/// Writes `map` as .glb or .gltf (by the extension of `path`).
+Summary write_gltf(const model::Map& map, const std::filesystem::path& path, const Options& options = {});
+
+/// Writes `map` as `path` (.obj) + "<stem>.mtl" + textures as PNG.
+Summary write_obj(const model::Map& map, const std::filesystem::path& path, const Options& options = {});
+
+/// Writes by the extension of `path`; throws std::invalid_argument for an
+/// extension other than .glb, .gltf or .obj.
+Summary write(const model::Map& map, const std::filesystem::path& path, const Options& options = {});
+
+/// Sanitises a name for a file or an OBJ material: [A-Za-z0-9_-] kept, any
+/// other byte becomes '_', at most 64 characters, "unnamed" when empty.
+std::string safe_name(std::string_view name);
+
+/// The rotation of a Source QAngle (pitch, yaw, roll in degrees) as a unit
+/// quaternion (x, y, z, w) in Z-up map axes.
+std::array<double, 4> angles_to_quaternion(const model::Vec3& angles);
+
+}  // namespace bspkit::exporter

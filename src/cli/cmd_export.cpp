@@ -1,0 +1,170 @@
+// bspkit export FILE -o OUT.glb|OUT.gltf|OUT.obj [--models world|all] [--skip CLASSES]
+//                    [--no-lightmaps] [--no-textures] [--tools] [--scale S] [--y-up] [--json]
+#include "common.hpp"
+
+#include <bspkit/export.hpp>
+#include <bspkit/model.hpp>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+namespace bspkit::cli {
+namespace {
+
+/// A progress bar on stderr, drawn only when stderr is a terminal and the
+/// work has taken more than a second; erased when done.
+class ProgressBar {
+public:
+    ProgressBar() : start_(std::chrono::steady_clock::now()) {
+        if (::isatty(2)) thread_ = std::thread([this] { loop(); });
+    }
+    ~ProgressBar() { finish(); }
+
+    /// `fraction` < 0: the stage has no measure (a spinner is drawn).
+    void set(const char* stage, double fraction) {
+        stage_.store(stage);
+        fraction_.store(fraction);
+    }
+
+    void finish() {
+        if (!thread_.joinable()) return;
+        {
+            std::lock_guard lock(mutex_);
+            done_ = true;
+        }
+        wake_.notify_all();
+        thread_.join();
+        if (drawn_) fmt::print(stderr, "\r\033[K");
+    }
+
+private:
+    void loop() {
+        std::unique_lock lock(mutex_);
+        int tick = 0;
+        while (!wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return done_; })) {
+            if (std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) continue;
+            const double f = fraction_.load();
+            constexpr int kWidth = 30;
+            std::string bar(kWidth, ' ');
+            if (f >= 0) {
+                const int filled = int(std::min(1.0, f) * kWidth);
+                std::fill_n(bar.begin(), filled, '#');
+                fmt::print(stderr, "\rbspkit export: {:<9} [{}] {:3.0f}%", stage_.load(), bar, std::min(1.0, f) * 100);
+            } else {
+                bar[size_t(tick++ % kWidth)] = '#';
+                fmt::print(stderr, "\rbspkit export: {:<9} [{}]     ", stage_.load(), bar);
+            }
+            std::fflush(stderr);
+            drawn_ = true;
+        }
+    }
+
+    std::chrono::steady_clock::time_point start_;
+    std::atomic<const char*> stage_{"reading"};
+    std::atomic<double> fraction_{-1};
+    std::thread thread_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool done_ = false;
+    bool drawn_ = false;
+};
+
+struct Args {
+    std::string file, out, models = "all";
+    std::vector<std::string> skip;
+    bool no_lightmaps = false, no_textures = false, tools = false, y_up = false, json = false;
+    float scale = 1;
+};
+
+int run_export(const Args& a) {
+    const auto format = exporter::format_for_path(a.out);
+    if (!format) throw UsageError("the output must end in .glb, .gltf or .obj: " + a.out);
+    if (!(a.scale > 0) || !std::isfinite(a.scale)) throw UsageError("--scale must be a positive number");
+    exporter::Options options;
+    options.all_models = a.models == "all";
+    for (const std::string& list : a.skip) {
+        size_t start = 0;
+        while (start <= list.size()) {
+            const size_t comma = std::min(list.find(',', start), list.size());
+            if (comma > start) options.skip_classes.push_back(list.substr(start, comma - start));
+            start = comma + 1;
+        }
+    }
+    options.lightmaps = !a.no_lightmaps;
+    options.textures = !a.no_textures;
+    options.tool_surfaces = a.tools;
+    options.scale = a.scale;
+    options.y_up = a.y_up;
+
+    ProgressBar progress;
+    const Bsp bsp = open_reporting(a.file);
+    progress.set("building", -1);
+    model::BuildOptions build;
+    build.lightmaps = options.lightmaps && *format != exporter::FileFormat::obj;
+    build.textures = options.textures;
+    build.all_models = options.all_models;
+    const model::Map map = model::build(bsp, build);
+    options.progress = [&progress](std::string_view stage, double fraction) {
+        progress.set(stage == "writing" ? "writing" : stage == "images" ? "images" : "geometry", fraction);
+    };
+    const exporter::Summary summary = exporter::write(map, a.out, options);
+    progress.finish();
+
+    if (a.json) {
+        nlohmann::json files = nlohmann::json::array();
+        for (const auto& f : summary.files) files.push_back(f.string());
+        const nlohmann::json j = {{"file", a.file},
+                                  {"output", a.out},
+                                  {"files", files},
+                                  {"models", summary.models},
+                                  {"primitives", summary.primitives},
+                                  {"vertices", summary.vertices},
+                                  {"triangles", summary.triangles},
+                                  {"materials", summary.materials},
+                                  {"images", summary.images},
+                                  {"skipped_surfaces", summary.skipped_surfaces},
+                                  {"skipped_models", summary.skipped_models}};
+        fmt::print("{}\n", j.dump(2));
+    }
+    fmt::print(stderr, "{}: wrote {} ({} models, {} triangles, {} materials, {} images; skipped {} surfaces, {} models)\n",
+               a.file, a.out, summary.models, summary.triangles, summary.materials, summary.images,
+               summary.skipped_surfaces, summary.skipped_models);
+    return kExitOk;
+}
+
+void add_export(CLI::App& app, Action& action) {
+    auto* cmd = app.add_subcommand(
+        "export",
+        "Export the geometry to glTF 2.0 (.glb / .gltf) or Wavefront OBJ (.obj), chosen by the output's extension.\n"
+        "glTF: a node per model, entities (key/values in extras) and static props as nodes, embedded textures,\n"
+        "the style-0 lightmap atlas as occlusionTexture on TEXCOORD_1; Y-up for viewers (a root rotation, or\n"
+        "--y-up to convert the data). OBJ: map coordinates (Z-up unless --y-up), .mtl and PNG textures beside it.\n"
+        "Skipped: nodraw surfaces, trigger and clip surfaces (unless --tools), billboards.");
+    auto a = std::make_shared<Args>();
+    cmd->add_option("FILE", a->file, "BSP file")->required();
+    cmd->add_option("-o,--output", a->out, "Output file: .glb, .gltf or .obj")->required();
+    cmd->add_option("--models", a->models, "world: the world only; all: every brush model too (default)")
+        ->check(CLI::IsMember({"world", "all"}));
+    cmd->add_option("--skip", a->skip,
+                    "Comma-separated entity classnames (globs, e.g. trigger_*) whose brush models are skipped");
+    cmd->add_flag("--no-lightmaps", a->no_lightmaps, "glTF: no lightmap atlas and no TEXCOORD_1");
+    cmd->add_flag("--no-textures", a->no_textures, "Do not write the map's embedded textures");
+    cmd->add_flag("--tools", a->tools, "Keep trigger and clip surfaces");
+    cmd->add_option("--scale", a->scale, "Multiply every coordinate (e.g. 0.0254: Quake units to metres)");
+    cmd->add_flag("--y-up", a->y_up, "Rotate the data from Z-up to Y-up ((x, y, z) -> (x, z, -y))");
+    cmd->add_flag("--json", a->json, "Print a JSON summary of what was written on stdout");
+    cmd->callback([&action, a] { action = [a] { return run_export(*a); }; });
+}
+
+}  // namespace
+
+BSPKIT_REGISTER_VERB("export", add_export);
+
+}  // namespace bspkit::cli

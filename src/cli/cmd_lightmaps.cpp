@@ -1,0 +1,69 @@
+// bspkit lightmaps FILE -o DIR [--json]: builds the map's model, packs every
+// surface's lightmap into one atlas page per light-style slot and writes each
+// page as DIR/lightmap_<slot>.png (RGB). stdout lists the files written.
+#include "common.hpp"
+
+#include <bspkit/model.hpp>
+#include <bspkit/png.hpp>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+namespace bspkit::cli {
+namespace {
+
+int run_lightmaps(const std::string& file, const std::string& dir, bool json) {
+    const Bsp bsp = open_reporting(file);
+    model::BuildOptions options;
+    options.textures = false;
+    const model::Map map = model::build(bsp, options);
+    for (const Diagnostic& d : map.diagnostics) print_diagnostic(file, d);
+
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec || !std::filesystem::is_directory(dir))
+        throw Error({dir, "", -1}, "cannot create the output directory: " + ec.message());
+
+    nlohmann::json j;
+    j["file"] = bsp.file_name();
+    j["format"] = format_id(bsp.format());
+    size_t lit = 0;
+    for (const auto& m : map.models)
+        for (const auto& s : m.surfaces) lit += s.lightmap >= 0;
+    j["lit_surfaces"] = lit;
+    auto& pages = j["pages"] = nlohmann::json::array();
+    for (const model::LightmapAtlas& atlas : map.lightmaps) {
+        const std::filesystem::path path = std::filesystem::path(dir) / fmt::format("lightmap_{}.png", atlas.slot);
+        write_png(path, atlas.width, atlas.height, 3, atlas.rgb);
+        pages.push_back({{"slot", atlas.slot}, {"width", atlas.width}, {"height", atlas.height}, {"path", path.string()}});
+        if (!json) fmt::print("{}\n", path.string());
+    }
+    if (json)
+        fmt::print("{}\n", j.dump(2));
+    else if (map.lightmaps.empty())
+        fmt::print(stderr, "{}: no lightmaps (no lit surfaces): nothing written\n", file);
+    return kExitOk;
+}
+
+void add_lightmaps(CLI::App& app, Action& action) {
+    auto* cmd = app.add_subcommand("lightmaps", "Write a map's lightmaps as atlas pages (one PNG per light-style slot)");
+    auto file = std::make_shared<std::string>();
+    auto dir = std::make_shared<std::string>();
+    auto json = std::make_shared<bool>(false);
+    cmd->add_option("FILE", *file, "BSP file")->required();
+    cmd->add_option("-o,--output", *dir, "Directory to write lightmap_<slot>.png into (created if missing)")->required();
+    cmd->add_flag("--json", *json, "Print machine-readable JSON (pages with slot, size and path)");
+    cmd->footer("Slot 0 is the base lighting; slots 1-3 hold the faces' further light styles.\n"
+                "Exit status: 0 ok, 1 unreadable file or geometry, 2 usage.");
+    cmd->callback([&action, file, dir, json] { action = [file, dir, json] { return run_lightmaps(*file, *dir, *json); }; });
+}
+
+}  // namespace
+
+BSPKIT_REGISTER_VERB("lightmaps", add_lightmaps);
+
+}  // namespace bspkit::cli

@@ -1,0 +1,53 @@
+#include "images.hpp"
+
+#include "selection.hpp"
+
+#include <bspkit/file_io.hpp>
+#include <bspkit/png.hpp>
+
+namespace bspkit::exporter::detail {
+
+Bytes texture_png(const model::Texture& t, int compression) {
+    bool opaque = true;
+    for (size_t i = 3; i < t.rgba.size(); i += 4)
+        if (t.rgba[i] != 255) {
+            opaque = false;
+            break;
+        }
+    if (!opaque) return encode_png(t.width, t.height, 4, t.rgba, compression);
+    Bytes rgb(size_t(t.width) * t.height * 3);
+    for (size_t p = 0, n = size_t(t.width) * t.height; p < n; ++p) {
+        rgb[p * 3] = t.rgba[p * 4];
+        rgb[p * 3 + 1] = t.rgba[p * 4 + 1];
+        rgb[p * 3 + 2] = t.rgba[p * 4 + 2];
+    }
+    return encode_png(t.width, t.height, 3, rgb, compression);
+}
+
+std::future<std::vector<Image>> encode_images_async(const model::Map& map, std::vector<int32_t> textures,
+                                                    const model::LightmapAtlas* lightmap, int compression,
+                                                    std::optional<ImageFiles> files) {
+    return std::async(std::launch::async, [&map, textures = std::move(textures), lightmap, compression,
+                                           files = std::move(files)] {
+        std::vector<Image> images;
+        UniqueNames names;
+        names("lightmap");  // reserved for the atlas
+        const auto done = [&](Image image) {
+            if (files) {
+                image.file = files->dir / (files->prefix + image.name + ".png");
+                write_file_atomic(image.file, image.png);
+                image.png = Bytes();
+            }
+            images.push_back(std::move(image));
+        };
+        for (const int32_t t : textures) {
+            const model::Texture& tex = map.textures[size_t(t)];
+            done(Image{names(tex.name), t, texture_png(tex, compression), {}});
+        }
+        if (lightmap)
+            done(Image{"lightmap", -1, encode_png(lightmap->width, lightmap->height, 3, lightmap->rgb, compression), {}});
+        return images;
+    });
+}
+
+}  // namespace bspkit::exporter::detail

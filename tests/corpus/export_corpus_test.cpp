@@ -1,0 +1,202 @@
+// `bspkit export` over every readable corpus map: the .glb (and a .gltf with
+// other options) passes the Khronos glTF-Validator with zero errors and holds
+// what the model says (a node per model, entity and prop; the drawable
+// triangles; lightmap UVs inside the atlas), and the OBJ's v / vt / vn / f
+// counts match the model with every face index in range. A format whose
+// geometry builder throws FAILS here (it does not skip).
+#include <bspkit/bsp.hpp>
+#include <bspkit/export.hpp>
+#include <bspkit/model.hpp>
+
+#include "corpus.hpp"
+#include "export_readers.hpp"
+#include "gltf_validator.hpp"
+#include "run.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace bspkit;
+using namespace bspkit::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> readable_paths() {
+    std::vector<std::string> out;
+    for (const auto& f : corpus_files())
+        if (expected_format(f)) out.push_back(f.relpath);
+    return out;
+}
+
+class ExportCorpus : public ::testing::TestWithParam<std::string> {};
+
+/// The model of a corpus file, or a test failure naming the builder's error.
+std::optional<model::Map> build_or_fail(const CorpusFile& file, const model::BuildOptions& options = {}) {
+    try {
+        const Bsp bsp = Bsp::parse(read_corpus(file), file.path.string());
+        return model::build(bsp, options);
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << file.relpath << ": model::build failed: " << e.what();
+        return std::nullopt;
+    }
+}
+
+struct Expected {
+    size_t models = 0, vertices = 0, triangles = 0;
+};
+
+/// What the exporters must write by the documented rules, counted from the model.
+Expected expected(const model::Map& map, bool tools = false) {
+    Expected e;
+    uint32_t skip = model::kNodraw;
+    if (!tools) skip |= model::kTrigger | model::kClip;
+    e.models = map.models.size();
+    for (const auto& m : map.models)
+        for (const auto& s : m.surfaces) {
+            if (s.material >= map.materials.size() || (map.materials[s.material].flags & skip) || s.indices.empty())
+                continue;
+            e.vertices += s.vertices.size();
+            e.triangles += s.indices.size() / 3;
+        }
+    return e;
+}
+
+void expect_valid(const fs::path& file) {
+    const GltfValidation v = validate_gltf(file);
+    ASSERT_TRUE(v.ran) << file << ": " << v.errors;
+    EXPECT_EQ(v.num_errors(), 0) << file << "\n" << v.error_messages();
+    EXPECT_EQ(v.exit_code, 0) << file;
+}
+
+}  // namespace
+
+TEST_P(ExportCorpus, GlbPassesTheValidatorAndHoldsTheModel) {
+    const CorpusFile& file = corpus_file(GetParam());
+    const fs::path dir = temp_dir("export_glb");
+    const fs::path out = dir / (test_name(file.relpath) + ".glb");
+    const RunResult r = run_cli({"export", file.path.string(), "-o", out.string(), "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err.find('\r'), std::string::npos) << "a progress bar on a stderr that is not a terminal";
+    const auto summary = nlohmann::json::parse(r.out);
+    ASSERT_TRUE(fs::exists(out));
+    expect_valid(out);
+
+    const auto map = build_or_fail(file);
+    ASSERT_TRUE(map);
+    const Expected want = expected(*map);
+    const GltfFile glb = GltfFile::read(out);
+    size_t model_nodes = 0, entity_nodes = 0, prop_nodes = 0;
+    for (const auto& n : glb.doc["nodes"]) {
+        if (!n.contains("extras")) continue;
+        if (n["extras"].contains("keyvalues")) ++entity_nodes;
+        else if (n["extras"].contains("prop")) ++prop_nodes;
+        else if (n["extras"].contains("model") && !n["extras"].contains("format")) ++model_nodes;
+    }
+    EXPECT_EQ(model_nodes, want.models);
+    EXPECT_EQ(entity_nodes, map->entities.size());
+    EXPECT_EQ(prop_nodes, map->props.size());
+    size_t triangles = 0, vertices = 0;
+    if (glb.doc.contains("meshes"))
+        for (const auto& mesh : glb.doc["meshes"])
+            for (const auto& prim : mesh["primitives"]) {
+                triangles += glb.doc["accessors"][prim["indices"].get<size_t>()]["count"].get<size_t>() / 3;
+                const auto& attr = prim["attributes"];
+                vertices += glb.doc["accessors"][attr["POSITION"].get<size_t>()]["count"].get<size_t>();
+                if (attr.contains("TEXCOORD_1")) {  // lightmap UVs land inside the atlas
+                    const auto uv = glb.accessor(attr["TEXCOORD_1"]);
+                    const auto [lo, hi] = std::minmax_element(uv.begin(), uv.end());
+                    EXPECT_GE(*lo, -1e-4) << mesh["name"];
+                    EXPECT_LE(*hi, 1 + 1e-4) << mesh["name"];
+                }
+            }
+    EXPECT_EQ(triangles, want.triangles);
+    EXPECT_EQ(vertices, want.vertices);
+    EXPECT_EQ(summary["triangles"], want.triangles);
+    EXPECT_GT(want.triangles, 0u) << "a map with nothing to draw";
+}
+
+TEST_P(ExportCorpus, GltfWithYUpWorldOnlyPassesTheValidator) {
+    const CorpusFile& file = corpus_file(GetParam());
+    const fs::path dir = temp_dir("export_gltf");
+    const fs::path out = dir / "map.gltf";
+    const RunResult r = run_cli({"export", file.path.string(), "-o", out.string(), "--y-up", "--scale", "0.0254",
+                                 "--models", "world", "--tools"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    expect_valid(out);
+    const GltfFile gltf = GltfFile::read(out);
+    EXPECT_FALSE(gltf.doc["nodes"][0].contains("rotation"));
+    // Every file it names lies beside it.
+    std::vector<std::string> uris = {gltf.doc["buffers"][0]["uri"]};
+    if (gltf.doc.contains("images"))
+        for (const auto& img : gltf.doc["images"]) uris.push_back(img["uri"]);
+    for (const auto& uri : uris) {
+        EXPECT_EQ(uri.find('/'), std::string::npos) << uri;
+        EXPECT_TRUE(fs::exists(dir / uri)) << uri;
+    }
+}
+
+TEST_P(ExportCorpus, ObjCountsMatchTheModelAndIndicesAreInRange) {
+    const CorpusFile& file = corpus_file(GetParam());
+    model::BuildOptions build;
+    build.lightmaps = false;
+    const auto map = build_or_fail(file, build);
+    ASSERT_TRUE(map);
+    const fs::path dir = temp_dir("export_obj");
+    const exporter::Summary s = exporter::write_obj(*map, dir / "map.obj");
+    const Bytes bytes = read_file(dir / "map.obj");
+    const ObjCounts c = ObjCounts::parse(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    const Expected want = expected(*map);
+    EXPECT_EQ(c.v, want.vertices);
+    EXPECT_EQ(c.vt, want.vertices);
+    EXPECT_EQ(c.vn, want.vertices);
+    EXPECT_EQ(c.f, want.triangles);
+    EXPECT_EQ(c.bad_faces, 0u);
+    EXPECT_EQ(s.triangles, want.triangles);
+    for (double p : c.positions) ASSERT_TRUE(std::isfinite(p));
+    // The same triangles as the model's drawable surfaces, at their models' origins.
+    std::vector<TriangleKey> triangles;
+    for (const auto& m : map->models)
+        for (const auto& surf : m.surfaces) {
+            if (map->materials[surf.material].flags & (model::kNodraw | model::kClip | model::kTrigger)) continue;
+            const auto at = [&](uint32_t i) {
+                const model::Vec3 p = surf.vertices[i].position + m.origin;
+                return std::array<double, 3>{p.x, p.y, p.z};
+            };
+            for (size_t i = 0; i + 2 < surf.indices.size(); i += 3)
+                triangles.push_back(triangle_key(at(surf.indices[i]), at(surf.indices[i + 1]), at(surf.indices[i + 2])));
+        }
+    std::sort(triangles.begin(), triangles.end());
+    EXPECT_TRUE(obj_triangles(c) == triangles) << "the OBJ's triangles differ from the model's";
+    const Bytes mtl = read_file(dir / "map.mtl");
+    const std::string mtl_text(mtl.begin(), mtl.end());
+    for (const auto& name : c.materials) EXPECT_NE(mtl_text.find("newmtl " + name + "\n"), std::string::npos) << name;
+}
+
+TEST_P(ExportCorpus, DamagedCopiesExportOrFailCleanly) {
+    // Truncated and bit-flipped copies: `bspkit export` exits 0 with a valid
+    // file or 1 with a one-line error and no output, never anything else.
+    const CorpusFile& file = corpus_file(GetParam());
+    const Bytes original = read_corpus(file);
+    const fs::path dir = temp_dir("export_damaged");
+    std::vector<std::pair<std::string, Bytes>> copies;
+    copies.emplace_back("truncated", Bytes(original.begin(), original.begin() + long(original.size() * 2 / 3)));
+    Bytes flipped = original;
+    for (size_t i = 64; i < flipped.size(); i += 4093) flipped[i] ^= 0x5a;
+    copies.emplace_back("flipped", std::move(flipped));
+    for (const auto& [name, bytes] : copies) {
+        const fs::path in = dir / (name + ".bsp"), out = dir / (name + ".glb");
+        write_file_atomic(in, bytes);
+        const RunResult r = run_cli({"export", in.string(), "-o", out.string()});
+        ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << name << ": exit " << r.exit_code << "\n" << r.err;
+        if (r.exit_code == 1) {
+            EXPECT_FALSE(fs::exists(out)) << name;
+            EXPECT_NE(r.err.find(in.string()), std::string::npos) << name << ": " << r.err;
+        } else {
+            expect_valid(out);
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, ExportCorpus, ::testing::ValuesIn(readable_paths()),
+                         [](const auto& info) { return test_name(info.param); });
