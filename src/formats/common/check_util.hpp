@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 namespace bspkit::checks {
 
@@ -129,6 +130,46 @@ private:
     uint64_t budget_ = uint64_t(1) << 26;
     bool budget_exhausted_ = false;
 };
+
+/// Each node has one parent. Walks the node trees from `roots` (the models'
+/// head nodes in model order; a root that is not a node index is skipped) and
+/// reports a node reached a second time: under "nodes" / `child_field` inside
+/// one tree, under "models" / "headnode" when a later model starts inside an
+/// earlier model's tree. `child_node(n, k)` is the node index of child k of
+/// node n, or -1 when that child is a leaf. Each node is visited once.
+template <class Roots, class ChildNode>
+void check_node_trees(Checker& c, size_t node_count, const Roots& roots, std::string_view child_field,
+                      ChildNode child_node) {
+    std::vector<uint8_t> seen(node_count, 0);
+    std::vector<size_t> stack;
+    size_t model = 0;
+    for (const int64_t head : roots) {
+        const size_t m = model++;
+        if (head < 0 || uint64_t(head) >= node_count) continue;
+        if (seen[size_t(head)]) {
+            c.error("models", int64_t(m), "headnode",
+                    "headnode " + std::to_string(head) + " belongs to the tree of an earlier model");
+            continue;
+        }
+        seen[size_t(head)] = 1;
+        stack.push_back(size_t(head));
+        while (!stack.empty()) {
+            const size_t n = stack.back();
+            stack.pop_back();
+            for (int k = 0; k < 2; ++k) {
+                const int64_t ch = child_node(n, k);
+                if (ch < 0 || uint64_t(ch) >= node_count) continue;
+                if (seen[size_t(ch)]) {
+                    c.error("nodes", int64_t(n), child_field,
+                            "node " + std::to_string(ch) + " is reached a second time (a cycle or a shared subtree)");
+                    continue;
+                }
+                seen[size_t(ch)] = 1;
+                stack.push_back(size_t(ch));
+            }
+        }
+    }
+}
 
 /// Decompressed visibility bytes a check walks at most (a real map needs a
 /// few MB; a hostile leaf count could ask for terabytes).

@@ -25,6 +25,7 @@
 //     at luxel centres: (l - floor(min) + 0.5) / width.
 #include "../../model/builders.hpp"
 #include "../../model/polygon.hpp"
+#include "../common/luxel_lightmaps.hpp"
 
 #include <bspkit/formats/nightfire.hpp>
 
@@ -84,7 +85,7 @@ public:
         materials_lump_ = q_.materials();
         lighting_ = q_.lighting();
         work_budget_ = 4 * (uint64_t(vertices_.size()) + indices_.size()) + (uint64_t(1) << 20);
-        lightmap_budget_ = 2 * uint64_t(lighting_.size()) + (uint64_t(1) << 20);
+        lighting_reader_.emplace(lighting_);
         const auto models = q_.models();
         for (size_t m = 0; m < models.size(); ++m) build_model(m, models[m]);
     }
@@ -213,55 +214,27 @@ private:
         }
         const Projection& proj = projections_[s.LightmapProjectionIndex];
         const float* axes[2] = {proj.S, proj.T};
-        double mins[2] = {1e300, 1e300}, maxs[2] = {-1e300, -1e300};
-        for (uint32_t k = 0; k < s.VerticesCount; ++k)
-            for (int a = 0; a < 2; ++a) {
-                const double c = project(vertices_[size_t(s.VerticesIndex) + k].Point, axes[a]);
-                mins[a] = std::min(mins[a], c);
-                maxs[a] = std::max(maxs[a], c);
-            }
-        int64_t size[2];
-        double base[2];
-        for (int a = 0; a < 2; ++a) {
-            base[a] = std::floor(mins[a]);
-            const double n = std::ceil(maxs[a]) - base[a] + 1;
-            if (!std::isfinite(n) || n < 1 || n > 65536) {
-                diagnose(i, "lightmap coordinates of the surface are not finite or too large: no lightmap");
-                return;
-            }
-            size[a] = int64_t(n);
+        luxels::Grid grid;
+        for (uint32_t k = 0; k < s.VerticesCount; ++k) {
+            const float* p = vertices_[size_t(s.VerticesIndex) + k].Point;
+            grid.add(project(p, axes[0]), project(p, axes[1]));
         }
-        const uint64_t samples = uint64_t(size[0]) * uint64_t(size[1]);
-        const uint64_t bytes = samples * uint64_t(styles) * 3;
-        if (uint64_t(s.LightingOffset) + bytes > lighting_.size()) {
-            diagnose(i, "lightmap of " + std::to_string(size[0]) + " x " + std::to_string(size[1]) + " samples x " +
-                            std::to_string(styles) + " styles x 3 bytes at LightingOffset " +
-                            std::to_string(s.LightingOffset) + " runs past the " + std::to_string(lighting_.size()) +
-                            "-byte lighting lump: no lightmap");
+        if (!grid.finish()) {
+            diagnose(i, "lightmap coordinates of the surface are not finite or too large: no lightmap");
             return;
         }
-        if (bytes > lightmap_budget_) {
-            if (!budget_reported_)
-                diagnose(i, "the surfaces claim the lighting lump more than twice over: lightmaps from here on skipped");
-            budget_reported_ = true;
+        std::string why;
+        auto img = lighting_reader_->read(s.LightingOffset, "LightingOffset", grid, styles, 3, why);
+        if (!img) {
+            if (!why.empty()) diagnose(i, why);
             return;
-        }
-        lightmap_budget_ -= bytes;
-        model::LightmapImage img;
-        img.width = uint32_t(size[0]);
-        img.height = uint32_t(size[1]);
-        const uint8_t* src = lighting_.data() + s.LightingOffset;
-        for (int st = 0; st < styles; ++st) {
-            img.styles.emplace_back(src, src + samples * 3);
-            src += samples * 3;
         }
         for (uint32_t k = 0; k < s.VerticesCount; ++k) {
             const float* p = vertices_[size_t(s.VerticesIndex) + k].Point;
-            out_s.vertices[k].lightmap_uv = {float((project(p, proj.S) - base[0] + 0.5) / double(size[0])),
-                                             float((project(p, proj.T) - base[1] + 0.5) / double(size[1]))};
+            out_s.vertices[k].lightmap_uv = grid.uv(project(p, axes[0]), project(p, axes[1]));
         }
         out_s.lightmap = int32_t(out_.lightmap_images.size());
-        out_.lightmap_images.push_back(std::move(img));
+        out_.lightmap_images.push_back(std::move(*img));
     }
 
     void diagnose(size_t i, const std::string& message) {
@@ -283,8 +256,7 @@ private:
     ByteSpan lighting_;
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> materials_;
     uint64_t work_budget_ = 0;
-    uint64_t lightmap_budget_ = 0;
-    bool budget_reported_ = false;
+    std::optional<luxels::LightingReader> lighting_reader_;
 };
 
 }  // namespace

@@ -343,34 +343,12 @@ private:
                      "visleafs " + std::to_string(visleafs) + " is out of range: leafs has " +
                          std::to_string(t_.leafs.size()) + " records (leaf 0 excluded)");
         // Each node has one parent: walk every model's tree once.
-        std::vector<uint8_t> seen(t_.nodes.size(), 0);
-        std::vector<size_t> stack;
-        for (size_t i = 0; i < t_.models.size(); ++i) {
-            const int32_t head = t_.models[i].headnode[0];
-            if (head < 0 || size_t(head) >= t_.nodes.size()) continue;
-            if (seen[size_t(head)]) {
-                c_.error("models", i, "headnode",
-                         "headnode " + std::to_string(head) + " belongs to the tree of an earlier model");
-                continue;
-            }
-            seen[size_t(head)] = 1;
-            stack.push_back(size_t(head));
-            while (!stack.empty()) {
-                const size_t n = stack.back();
-                stack.pop_back();
-                for (int k = 0; k < 2; ++k) {
-                    const auto [leaf, index] = node_child(t_.nodes[n].children[k]);
-                    if (leaf || index < 0 || size_t(index) >= t_.nodes.size()) continue;
-                    if (seen[size_t(index)]) {
-                        c_.error("nodes", n, "children",
-                                 "node " + std::to_string(index) + " is reached a second time (a cycle or a shared subtree)");
-                        continue;
-                    }
-                    seen[size_t(index)] = 1;
-                    stack.push_back(size_t(index));
-                }
-            }
-        }
+        std::vector<int64_t> heads;
+        for (const dmodel_t& m : t_.models) heads.push_back(m.headnode[0]);
+        check_node_trees(c_, t_.nodes.size(), heads, "children", [&](size_t n, int k) -> int64_t {
+            const auto [leaf, index] = node_child(t_.nodes[n].children[k]);
+            return leaf ? -1 : index;
+        });
     }
 
     void visibility() {

@@ -26,6 +26,7 @@
 // vertex or face ranges out of range) throw Error naming the record.
 #include "../../model/builders.hpp"
 #include "../../model/polygon.hpp"
+#include "../common/luxel_lightmaps.hpp"
 
 #include <bspkit/formats/quake1.hpp>
 #include <bspkit/formats/quake1_textures.hpp>
@@ -91,7 +92,7 @@ public:
         // Work budgets: a real map uses each surfedge and each lighting byte
         // once; hostile models sharing face ranges must not multiply the work.
         corner_budget_ = 4 * uint64_t(t_.surfedges.size()) + (uint64_t(1) << 20);
-        lightmap_budget_ = 2 * uint64_t(lighting_.size()) + (uint64_t(1) << 20);
+        lighting_reader_.emplace(lighting_);
         for (size_t m = 0; m < t_.models.size(); ++m) build_model(m);
     }
 
@@ -226,65 +227,24 @@ private:
         int styles = 0;
         while (styles < 4 && face.styles[styles] != 255) ++styles;
         if (face.lightofs < 0 || styles == 0 || (ti.flags & TEX_SPECIAL)) return;
-        double mins[2] = {1e300, 1e300}, maxs[2] = {-1e300, -1e300};
-        for (const float* p : points)
-            for (int a = 0; a < 2; ++a) {
-                const double c = tex_coord(p, ti.vecs[a]);
-                mins[a] = std::min(mins[a], c);
-                maxs[a] = std::max(maxs[a], c);
-            }
-        int64_t size[2];
-        double base[2];
-        for (int a = 0; a < 2; ++a) {
-            base[a] = std::floor(mins[a] / 16);
-            const double n = std::ceil(maxs[a] / 16) - base[a] + 1;
-            if (!std::isfinite(n) || n < 1 || n > 65536) {
-                diagnose_face(f, "texture coordinates of the face are not finite or too large: no lightmap");
-                return;
-            }
-            size[a] = int64_t(n);
-        }
-        const int bps = q_.lightmap_sample_bytes();
-        const uint64_t samples = uint64_t(size[0]) * uint64_t(size[1]);
-        const uint64_t bytes = samples * uint64_t(styles) * uint64_t(bps);
-        if (uint64_t(face.lightofs) + bytes > lighting_.size()) {
-            diagnose_face(f, "lightmap of " + std::to_string(size[0]) + " x " + std::to_string(size[1]) + " samples x " +
-                                 std::to_string(styles) + " styles x " + std::to_string(bps) + " bytes at lightofs " +
-                                 std::to_string(face.lightofs) + " runs past the " + std::to_string(lighting_.size()) +
-                                 "-byte lighting lump: no lightmap");
+        luxels::Grid grid;
+        for (const float* p : points) grid.add(tex_coord(p, ti.vecs[0]) / 16, tex_coord(p, ti.vecs[1]) / 16);
+        if (!grid.finish()) {
+            diagnose_face(f, "texture coordinates of the face are not finite or too large: no lightmap");
             return;
         }
-        if (bytes > lightmap_budget_) {
-            if (!budget_reported_)
-                diagnose_face(f, "the faces claim the lighting lump more than twice over: lightmaps from here on skipped");
-            budget_reported_ = true;
+        std::string why;
+        auto img = lighting_reader_->read(face.lightofs, "lightofs", grid, styles, q_.lightmap_sample_bytes(), why);
+        if (!img) {
+            if (!why.empty()) diagnose_face(f, why);
             return;
-        }
-        lightmap_budget_ -= bytes;
-        model::LightmapImage img;
-        img.width = uint32_t(size[0]);
-        img.height = uint32_t(size[1]);
-        const uint8_t* src = lighting_.data() + face.lightofs;
-        for (int st = 0; st < styles; ++st) {
-            std::vector<uint8_t> rgb(samples * 3);
-            for (uint64_t i = 0; i < samples; ++i) {
-                if (bps == 3) {
-                    std::copy_n(src + i * 3, 3, rgb.data() + i * 3);
-                } else {
-                    rgb[i * 3] = rgb[i * 3 + 1] = rgb[i * 3 + 2] = src[i];
-                }
-            }
-            src += samples * uint64_t(bps);
-            img.styles.push_back(std::move(rgb));
         }
         for (size_t k = 0; k < keep.size(); ++k) {
             const float* p = points[keep[k]];
-            s.vertices[k].lightmap_uv = {
-                float((tex_coord(p, ti.vecs[0]) / 16 - base[0] + 0.5) / double(size[0])),
-                float((tex_coord(p, ti.vecs[1]) / 16 - base[1] + 0.5) / double(size[1]))};
+            s.vertices[k].lightmap_uv = grid.uv(tex_coord(p, ti.vecs[0]) / 16, tex_coord(p, ti.vecs[1]) / 16);
         }
         s.lightmap = int32_t(out_.lightmap_images.size());
-        out_.lightmap_images.push_back(std::move(img));
+        out_.lightmap_images.push_back(std::move(*img));
     }
 
     void diagnose_face(size_t f, const std::string& message) {
@@ -303,8 +263,7 @@ private:
     std::map<std::pair<int64_t, bool>, uint32_t> materials_;
     uint64_t corner_budget_ = 0;
     model::EarClipBudget ear_budget_;
-    uint64_t lightmap_budget_ = 0;
-    bool budget_reported_ = false;
+    std::optional<luxels::LightingReader> lighting_reader_;
 };
 
 }  // namespace

@@ -236,33 +236,10 @@ private:
             c_.range("models", i, "firstface", m.firstface, "numfaces", m.numfaces, faces_.size(), "faces");
         }
         // Each node has one parent: walk every model's tree once.
-        std::vector<uint8_t> seen(nodes_.size(), 0);
-        std::vector<size_t> stack;
-        for (size_t i = 0; i < models_.size(); ++i) {
-            const int32_t head = models_[i].headnode;
-            if (head < 0 || size_t(head) >= nodes_.size()) continue;
-            if (seen[size_t(head)]) {
-                c_.error("models", i, "headnode", "headnode " + std::to_string(head) + " belongs to the tree of an earlier model");
-                continue;
-            }
-            seen[size_t(head)] = 1;
-            stack.push_back(size_t(head));
-            while (!stack.empty()) {
-                const size_t n = stack.back();
-                stack.pop_back();
-                for (int k = 0; k < 2; ++k) {
-                    const int32_t ch = nodes_[n].children[k];
-                    if (ch < 0 || size_t(ch) >= nodes_.size()) continue;
-                    if (seen[size_t(ch)]) {
-                        c_.error("nodes", n, "children",
-                                 "node " + std::to_string(ch) + " is reached a second time (a cycle or a shared subtree)");
-                        continue;
-                    }
-                    seen[size_t(ch)] = 1;
-                    stack.push_back(size_t(ch));
-                }
-            }
-        }
+        std::vector<int64_t> heads;
+        for (const dmodel_t& m : models_) heads.push_back(m.headnode);
+        check_node_trees(c_, nodes_.size(), heads, "children",
+                         [&](size_t n, int k) -> int64_t { return nodes_[n].children[k]; });
     }
 
     void brushes() {

@@ -106,27 +106,9 @@ private:
             }
         }
         // One parent per node: the tree from node 0 (the world's root).
-        std::vector<uint8_t> seen(nodes_.size(), 0);
-        std::vector<size_t> stack;
-        if (!nodes_.empty()) {
-            seen[0] = 1;
-            stack.push_back(0);
-        }
-        while (!stack.empty()) {
-            const size_t n = stack.back();
-            stack.pop_back();
-            for (int k = 0; k < 2; ++k) {
-                const int32_t ch = nodes_[n].children[k];
-                if (ch < 0 || size_t(ch) >= nodes_.size()) continue;
-                if (seen[size_t(ch)]) {
-                    c_.error("nodes", n, "children",
-                             "node " + std::to_string(ch) + " is reached a second time (a cycle or a shared subtree)");
-                    continue;
-                }
-                seen[size_t(ch)] = 1;
-                stack.push_back(size_t(ch));
-            }
-        }
+        const int64_t root[] = {0};
+        check_node_trees(c_, nodes_.size(), root, "children",
+                         [&](size_t n, int k) -> int64_t { return nodes_[n].children[k]; });
     }
 
     void leafs() {
