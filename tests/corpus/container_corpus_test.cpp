@@ -3,6 +3,7 @@
 #include <bspkit/file_io.hpp>
 
 #include "corpus.hpp"
+#include "decoded_lumps.hpp"
 #include "run.hpp"
 
 #include <gtest/gtest.h>
@@ -47,23 +48,6 @@ std::vector<std::string> refused_paths() {
 
 std::string param_name(const ::testing::TestParamInfo<std::string>& info) { return test_name(info.param); }
 
-// Decoded lumps keyed for comparison; the Source game lump is compared per game lump.
-std::vector<Bytes> decoded_lumps(const Bsp& bsp) {
-    std::vector<Bytes> out;
-    for (size_t i = 0; i < bsp.lump_count(); ++i) {
-        if (bsp.format() == Format::source && i == source_lump::game_lump) {
-            out.emplace_back();
-            continue;
-        }
-        const ByteSpan d = bsp.decoded(i);
-        out.emplace_back(d.begin(), d.end());
-    }
-    for (size_t k = 0; k < bsp.game_lumps().size(); ++k) {
-        const ByteSpan d = bsp.game_lump_decoded(k);
-        out.emplace_back(d.begin(), d.end());
-    }
-    return out;
-}
 
 // Touches everything a reader may touch; any bspkit::Error is acceptable.
 void exercise(const Bytes& bytes, const std::string& name) {

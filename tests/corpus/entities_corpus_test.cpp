@@ -5,6 +5,7 @@
 #include <bspkit/file_io.hpp>
 
 #include "corpus.hpp"
+#include "decoded_lumps.hpp"
 #include "run.hpp"
 
 #include <gtest/gtest.h>
@@ -73,24 +74,6 @@ Bytes without_blank_lines(ByteSpan text) {
     return Bytes(out.begin(), out.end());
 }
 
-/// Every lump's decoded bytes except `skip`; Source game lumps one by one.
-std::vector<Bytes> other_lumps(const Bsp& bsp, size_t skip) {
-    std::vector<Bytes> out;
-    for (size_t i = 0; i < bsp.lump_count(); ++i) {
-        if (i == skip || (bsp.format() == Format::source && i == source_lump::game_lump)) {
-            out.emplace_back();
-            continue;
-        }
-        const ByteSpan d = bsp.decoded(i);
-        out.emplace_back(d.begin(), d.end());
-    }
-    for (size_t k = 0; k < bsp.game_lumps().size(); ++k) {
-        const ByteSpan d = bsp.game_lump_decoded(k);
-        out.emplace_back(d.begin(), d.end());
-    }
-    return out;
-}
-
 }  // namespace
 
 TEST_P(EntitiesCorpus, ParsesAsTheLinesSay) {
@@ -128,7 +111,7 @@ TEST_P(EntitiesCorpus, EditedValueIsSavedAndNothingElseChanges) {
     Bsp bsp = Bsp::open(file().path);
     const size_t index = entity_lump_index(bsp);
     const bool compressed = bsp.compressed(index);
-    const auto before = other_lumps(bsp, index);
+    const auto before = decoded_lumps(bsp, {index});
     EntityLump lump = read_entities(bsp);
     KeyValue& target = lump.entities.back().pairs.back();
     target.value += " (edited by bspkit)";
@@ -143,7 +126,7 @@ TEST_P(EntitiesCorpus, EditedValueIsSavedAndNothingElseChanges) {
     const EntityLump reread = read_entities(back);
     EXPECT_EQ(reread.entities, lump.entities);
     EXPECT_EQ(reread.entities.back().pairs.back().value, target.value);
-    const auto after = other_lumps(back, index);
+    const auto after = decoded_lumps(back, {index});
     ASSERT_EQ(after.size(), before.size());
     for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(after[i], before[i]) << "lump/game lump " << i;
 }

@@ -4,6 +4,7 @@
 #include <bspkit/formats/source_pakfile.hpp>
 
 #include "corpus.hpp"
+#include "decoded_lumps.hpp"
 #include "run.hpp"
 
 #include <gtest/gtest.h>
@@ -86,22 +87,6 @@ std::vector<std::string> central_names(ByteSpan zip) {
     return names;
 }
 
-std::vector<Bytes> lumps_but_pakfile(const Bsp& bsp) {
-    std::vector<Bytes> out;
-    for (size_t i = 0; i < bsp.lump_count(); ++i) {
-        if (i == source_lump::pakfile || i == source_lump::game_lump) {
-            out.emplace_back();
-            continue;
-        }
-        const ByteSpan d = bsp.decoded(i);
-        out.emplace_back(d.begin(), d.end());
-    }
-    for (size_t k = 0; k < bsp.game_lumps().size(); ++k) {
-        const ByteSpan d = bsp.game_lump_decoded(k);
-        out.emplace_back(d.begin(), d.end());
-    }
-    return out;
-}
 
 }  // namespace
 
@@ -140,7 +125,7 @@ TEST_P(PakCorpus, AddAndRemoveRoundTrip) {
     const Pakfile original = Pakfile::read(bsp);
     const ByteSpan original_lump = bsp.decoded(source_lump::pakfile);
     const Bytes original_bytes(original_lump.begin(), original_lump.end());
-    const auto before = lumps_but_pakfile(bsp);
+    const auto before = decoded_lumps(bsp, {source_lump::pakfile});
     const std::vector<GameLump> games_before = bsp.game_lumps();
 
     Pakfile pak = original;
@@ -151,7 +136,7 @@ TEST_P(PakCorpus, AddAndRemoveRoundTrip) {
     bsp.save(dir + "/added.bsp");
 
     Bsp added = Bsp::open(dir + "/added.bsp");
-    EXPECT_EQ(lumps_but_pakfile(added), before);
+    EXPECT_EQ(decoded_lumps(added, {source_lump::pakfile}), before);
     const Pakfile reread = Pakfile::read(added);
     ASSERT_EQ(reread.entries().size(), original.entries().size() + 1);
     for (size_t i = 0; i < original.entries().size(); ++i) EXPECT_EQ(reread.entries()[i].name, original.entries()[i].name);
@@ -174,7 +159,7 @@ TEST_P(PakCorpus, AddAndRemoveRoundTrip) {
     const Bsp removed = Bsp::open(dir + "/removed.bsp");
     const ByteSpan lump = removed.decoded(source_lump::pakfile);
     EXPECT_EQ(Bytes(lump.begin(), lump.end()), original_bytes);
-    EXPECT_EQ(lumps_but_pakfile(removed), before);
+    EXPECT_EQ(decoded_lumps(removed, {source_lump::pakfile}), before);
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, PakCorpus, ::testing::ValuesIn(source_paths()),

@@ -1,6 +1,7 @@
 #include <bspkit/bsp.hpp>
 #include <bspkit/file_io.hpp>
 
+#include "decoded_lumps.hpp"
 #include "run.hpp"
 #include "samples.hpp"
 
@@ -10,6 +11,7 @@
 #include <filesystem>
 
 using namespace bspkit;
+using namespace bspkit::test;
 
 namespace {
 
@@ -28,22 +30,6 @@ void expect_sane_layout(const Bsp& bsp) {
     EXPECT_TRUE(bsp.diagnostics().empty()) << bsp.diagnostics().front().message;
 }
 
-std::vector<Bytes> all_decoded(const Bsp& bsp) {
-    std::vector<Bytes> out;
-    for (size_t i = 0; i < bsp.lump_count(); ++i) {
-        if (bsp.format() == Format::source && i == source_lump::game_lump) {
-            out.emplace_back();
-            continue;  // offsets inside depend on placement; compared per game lump
-        }
-        const ByteSpan d = bsp.decoded(i);
-        out.emplace_back(d.begin(), d.end());
-    }
-    for (size_t k = 0; k < bsp.game_lumps().size(); ++k) {
-        const ByteSpan d = bsp.game_lump_decoded(k);
-        out.emplace_back(d.begin(), d.end());
-    }
-    return out;
-}
 
 }  // namespace
 
@@ -58,7 +44,7 @@ TEST(Writer, ReplacingALumpLaysOutAgain) {
     for (const auto& s : samples::all()) {
         Bsp bsp = Bsp::parse(s.bytes, s.name);
         const size_t entities = *bsp.find_lump("entities");
-        const std::vector<Bytes> before = all_decoded(bsp);
+        const std::vector<Bytes> before = decoded_lumps(bsp);
         const bool was_compressed = bsp.compressed(entities);
         Bytes text(bsp.decoded(entities).begin(), bsp.decoded(entities).end());
         text.insert(text.begin(), {'{', '"', 'a', '"', ' ', '"', 'b', '"', '}', '\n'});  // odd length
@@ -68,7 +54,7 @@ TEST(Writer, ReplacingALumpLaysOutAgain) {
         expect_sane_layout(again);
         EXPECT_EQ(again.revision(), bsp.revision());
         EXPECT_EQ(again.compressed(entities), was_compressed) << s.name << ": compression kept";
-        std::vector<Bytes> after = all_decoded(again);
+        std::vector<Bytes> after = decoded_lumps(again);
         EXPECT_EQ(after[entities], text) << s.name;
         after[entities] = before[entities];
         EXPECT_EQ(after, before) << s.name;
@@ -89,8 +75,8 @@ TEST(Writer, CompressThenDecompressGivesEqualLumps) {
         const Bsp unpacked = Bsp::parse(packed.serialize({Compression::decompress}), s.name);
         expect_sane_layout(unpacked);
         for (size_t i = 0; i < unpacked.lump_count(); ++i) EXPECT_FALSE(unpacked.compressed(i));
-        EXPECT_EQ(all_decoded(packed), all_decoded(bsp));
-        EXPECT_EQ(all_decoded(unpacked), all_decoded(bsp));
+        EXPECT_EQ(decoded_lumps(packed), decoded_lumps(bsp));
+        EXPECT_EQ(decoded_lumps(unpacked), decoded_lumps(bsp));
         EXPECT_FALSE(unpacked.game_lumps()[0].compressed());
     }
 }
@@ -100,10 +86,10 @@ TEST(Writer, GameLumpReplaceOfItsOwnDecodedBytesIsIdentity) {
         if (s.format != "source") continue;
         Bsp bsp = Bsp::parse(s.bytes, s.name);
         const ByteSpan d = bsp.decoded(source_lump::game_lump);
-        const std::vector<Bytes> before = all_decoded(bsp);
+        const std::vector<Bytes> before = decoded_lumps(bsp);
         bsp.replace(source_lump::game_lump, Bytes(d.begin(), d.end()));
         const Bsp again = Bsp::parse(bsp.serialize(), s.name);
-        EXPECT_EQ(all_decoded(again), before) << s.name;
+        EXPECT_EQ(decoded_lumps(again), before) << s.name;
     }
 }
 
