@@ -11,7 +11,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
@@ -293,7 +292,6 @@ TEST(QuakeRecords, Quake1HostileCountsStayBounded) {
     // A leaf claiming 65535 marksurfaces, and 200000 broken marksurfaces: the
     // report names the first ones and counts the rest.
     const Q1Case& c = kQ1Cases[0];
-    const auto t0 = std::chrono::steady_clock::now();
     const CheckReport r = check_bytes(build_q1<quake1::Bsp29Types>(c, [](Quake1Map<quake1::Bsp29Types>& m) {
         m.leafs[1].nummarksurfaces = 65535;
         m.marksurfaces.assign(200000, {65535});
@@ -309,7 +307,6 @@ TEST(QuakeRecords, Quake1HostileCountsStayBounded) {
     EXPECT_LE(listed, 32u);
     EXPECT_TRUE(summary) << dump(r);
     EXPECT_LT(r.findings.size(), 100u);
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
     // visleafs far beyond the leaves: clamped, no allocation of a billion rows.
     const Bsp bsp = Bsp::parse(build_q1<quake1::Bsp29Types>(c, [](Quake1Map<quake1::Bsp29Types>& m) {
                                    m.models[0].visleafs = INT32_MAX;
