@@ -1,9 +1,7 @@
-// `bspkit check`: every cross-reference walk of every format.
-#include "fuzz_common.hpp"
-
-#include <bspkit/check.hpp>
+// libFuzzer target: bspkit::fuzz::check (see entry_points.hpp).
+#include "entry_points.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    if (auto bsp = bspkit::fuzz::open(data, size)) bspkit::fuzz::guarded([&] { (void)bspkit::check(*bsp); });
+    bspkit::fuzz::check(data, size);
     return 0;
 }

@@ -1,0 +1,134 @@
+// The entry points the fuzz targets drive, one function each, shared by the
+// libFuzzer targets (fuzz/fuzz_<name>.cpp) and by the regression test, which
+// replays every input of tests/regressions/ through all of them. Only
+// bspkit::Error may escape the library: a crash, a sanitizer report or any
+// other exception is a bug.
+#pragma once
+
+#include <bspkit/bsp.hpp>
+#include <bspkit/check.hpp>
+#include <bspkit/entities.hpp>
+#include <bspkit/export.hpp>
+#include <bspkit/formats/source_pakfile.hpp>
+#include <bspkit/formats/source_props.hpp>
+#include <bspkit/model.hpp>
+#include <bspkit/visibility.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace bspkit::fuzz {
+
+inline std::optional<Bsp> open(const uint8_t* data, size_t size) {
+    try {
+        return Bsp::parse(Bytes(data, data + size), "fuzz.bsp");
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+}
+
+template <class Fn>
+void guarded(Fn&& fn) {
+    try {
+        fn();
+    } catch (const Error&) {
+    }
+}
+
+/// Container: detect, read the directory, decode every lump and game lump,
+/// save unchanged and decompressed.
+inline void open_and_save(const uint8_t* data, size_t size) {
+    auto bsp = open(data, size);
+    if (!bsp) return;
+    for (size_t i = 0; i < bsp->lump_count(); ++i) guarded([&] { (void)bsp->decoded(i); });
+    for (size_t k = 0; k < bsp->game_lumps().size(); ++k) guarded([&] { (void)bsp->game_lump_decoded(k); });
+    guarded([&] { (void)bsp->serialize(); });
+    if (bsp->format() == Format::source) guarded([&] { (void)bsp->serialize({Compression::decompress}); });
+}
+
+/// `bspkit check`: every cross-reference walk of every format.
+inline void check(const uint8_t* data, size_t size) {
+    if (auto bsp = open(data, size)) guarded([&] { (void)bspkit::check(*bsp); });
+}
+
+/// Entities: parse, write back, save.
+inline void entities(const uint8_t* data, size_t size) {
+    if (auto bsp = open(data, size))
+        guarded([&] {
+            const EntityLump lump = read_entities(*bsp);
+            write_entities(*bsp, lump);
+            (void)bsp->serialize();
+        });
+}
+
+/// Source static props: decode, encode again, save.
+inline void props(const uint8_t* data, size_t size) {
+    auto bsp = open(data, size);
+    if (!bsp || bsp->format() != Format::source) return;
+    guarded([&] {
+        if (auto p = source::read_static_props(*bsp)) {
+            source::write_static_props(*bsp, *p);
+            (void)bsp->serialize();
+        }
+    });
+}
+
+/// Pakfile: the input as a zip and as a map's pakfile; list, extract, rewrite.
+inline void pak(const uint8_t* data, size_t size) {
+    auto exercise = [](const source::Pakfile& pak) {
+        for (size_t i = 0; i < pak.entries().size() && i < 64; ++i) guarded([&] { (void)pak.extract(i); });
+        (void)pak.serialize();
+    };
+    guarded([&] { exercise(source::Pakfile::parse(ByteSpan(data, size))); });
+    if (auto bsp = open(data, size)) guarded([&] { exercise(source::Pakfile::read(*bsp)); });
+}
+
+/// Visibility: PVS and PAS decompression of every cluster (bounded).
+inline void vis(const uint8_t* data, size_t size) {
+    auto bsp = open(data, size);
+    if (!bsp) return;
+    guarded([&] {
+        const Visibility v = Visibility::of(*bsp);
+        Bytes row(v.row_bytes());
+        for (size_t c = 0; c < v.clusters() && c < 4096; ++c) {
+            (void)v.pvs_into(c, row);
+            guarded([&] { (void)v.pas(c); });
+        }
+        for (size_t l = 0; l < v.leaf_count() && l < 4096; ++l) (void)v.cluster_of_leaf(l);
+    });
+}
+
+/// Geometry and export: model::build of every format (faces, displacements,
+/// patches, lightmaps, embedded textures), then the glTF asset in memory
+/// without images (PNG encoding would only slow the fuzzer).
+inline void geometry_and_export(const uint8_t* data, size_t size) {
+    auto bsp = open(data, size);
+    if (!bsp) return;
+    guarded([&] {
+        model::BuildOptions build;
+        build.patch_level = 2;  // bounded tessellation; the adaptive level runs in the tests
+        const model::Map map = model::build(*bsp, build);
+        exporter::Options options;
+        options.textures = false;
+        options.lightmaps = false;
+        (void)exporter::build_gltf(map, options, /*binary=*/true);
+    });
+}
+
+struct EntryPoint {
+    std::string_view name;
+    void (*run)(const uint8_t*, size_t);
+};
+
+inline constexpr std::array<EntryPoint, 7> kEntryPoints = {{{"open", open_and_save},
+                                                            {"check", check},
+                                                            {"entities", entities},
+                                                            {"props", props},
+                                                            {"pak", pak},
+                                                            {"vis", vis},
+                                                            {"export", geometry_and_export}}};
+
+}  // namespace bspkit::fuzz
