@@ -246,3 +246,91 @@ TEST(QuakeCheckCorpusHostile, BitFlippedRealMapsNeverCrash) {
     }
     EXPECT_GE(files, 8u);
 }
+
+namespace {
+
+/// One field of a record: its byte offset and width (all these formats are little-endian).
+struct Field {
+    std::string name;
+    size_t offset;
+    size_t width;
+};
+
+/// Where to inject defects into a family's face records: an index field and
+/// the lump it indexes, and a first/count pair and the lump it ranges over.
+struct FaceFields {
+    std::string faces;
+    size_t record_size;
+    Field index;
+    std::string index_target;
+    Field first, count;
+    std::string range_target;
+};
+
+#define BSPKIT_FIELD(type, member) Field{#member, offsetof(type, member), sizeof(type::member)}
+
+FaceFields face_fields(Format format) {
+    switch (format) {
+        case Format::quake1:
+        case Format::goldsrc:
+            return {"faces", sizeof(quake1::dface_t), BSPKIT_FIELD(quake1::dface_t, planenum), "planes",
+                    BSPKIT_FIELD(quake1::dface_t, firstedge), BSPKIT_FIELD(quake1::dface_t, numedges), "surfedges"};
+        case Format::bsp2:
+            return {"faces", sizeof(quake1::bsp2_dface_t), BSPKIT_FIELD(quake1::bsp2_dface_t, planenum), "planes",
+                    BSPKIT_FIELD(quake1::bsp2_dface_t, firstedge), BSPKIT_FIELD(quake1::bsp2_dface_t, numedges),
+                    "surfedges"};
+        case Format::quake2:
+            return {"faces", sizeof(quake2::dface_t), BSPKIT_FIELD(quake2::dface_t, planenum), "planes",
+                    BSPKIT_FIELD(quake2::dface_t, firstedge), BSPKIT_FIELD(quake2::dface_t, numedges), "surfedges"};
+        case Format::quake3:
+            return {"faces", sizeof(quake3::dsurface_t), BSPKIT_FIELD(quake3::dsurface_t, shaderNum), "textures",
+                    BSPKIT_FIELD(quake3::dsurface_t, firstVert), BSPKIT_FIELD(quake3::dsurface_t, numVerts), "vertexes"};
+        case Format::nightfire:
+            return {"surfaces", sizeof(nightfire::Surface), BSPKIT_FIELD(nightfire::Surface, PlaneIndex), "planes",
+                    BSPKIT_FIELD(nightfire::Surface, VerticesIndex), BSPKIT_FIELD(nightfire::Surface, VerticesCount),
+                    "vertices"};
+        default:
+            throw std::logic_error("not a Quake-family format");
+    }
+}
+
+#undef BSPKIT_FIELD
+
+void put(Bytes& bytes, size_t at, const Field& f, int64_t value) {
+    ASSERT_LE(at + f.offset + f.width, bytes.size());
+    for (size_t i = 0; i < f.width; ++i) bytes[at + f.offset + i] = uint8_t(uint64_t(value) >> (8 * i));
+}
+
+}  // namespace
+
+// Copies of every real map with two injected defects in its face records:
+// an index out of range (a face on a plane / shader past the end) and a count
+// too large (a face whose edges / vertices run past the end of their lump).
+// check must report both as errors naming the lump, the record and the field.
+TEST_P(QuakeCheckCorpus, InjectedDefectsInTheRealMapAreNamed) {
+    const CorpusFile& file = corpus_file(GetParam());
+    Bsp bsp = Bsp::parse(read_corpus(file), file.relpath);
+    const FaceFields ff = face_fields(bsp.format());
+    const size_t faces = *bsp.find_lump(ff.faces);
+    Bytes records(bsp.decoded(faces).begin(), bsp.decoded(faces).end());
+    const size_t n = records.size() / ff.record_size;
+    ASSERT_GE(n, 2u) << file.relpath;
+    const size_t bad_index = n / 2, bad_count = n / 2 + 1;
+    const int64_t index_targets = int64_t(*bsp.record_count(*bsp.find_lump(ff.index_target)));
+    const int64_t range_targets = int64_t(*bsp.record_count(*bsp.find_lump(ff.range_target)));
+    put(records, bad_index * ff.record_size, ff.index, index_targets);
+    put(records, bad_count * ff.record_size, ff.first, range_targets - 1);
+    put(records, bad_count * ff.record_size, ff.count, 3);
+    bsp.replace(faces, records);
+
+    const CheckReport r = check(bsp);
+    auto found = [&](size_t record, const std::string& field) {
+        for (const Finding& x : r.findings)
+            if (x.severity == Severity::error && x.lump == ff.faces && x.record == int64_t(record) && x.field == field)
+                return true;
+        return false;
+    };
+    EXPECT_TRUE(found(bad_index, ff.index.name)) << file.relpath << ": " << ff.index.name << " of record " << bad_index;
+    EXPECT_TRUE(found(bad_count, ff.count.name)) << file.relpath << ": " << ff.count.name << " of record " << bad_count;
+    EXPECT_FALSE(r.ok());
+}

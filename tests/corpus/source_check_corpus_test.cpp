@@ -182,6 +182,14 @@ TEST(SourceCheckCorpus, InjectedDefectsInRealMapsAreNamed) {
         // A texinfo to a texdata past the end.
         Bytes texinfo(bsp.decoded(lump::texinfo).begin(), bsp.decoded(lump::texinfo).end());
         store<int32_t>(texinfo.data() + offsetof(texinfo_t, texdata), int32_t(m.texdata().size()), bsp.byte_order());
+        // A face whose edge count runs past the surfedges ("a count too large").
+        const size_t numedges_at = m.version() <= 17 ? offsetof(dface_v17_t, numedges) : offsetof(dface_t, numedges);
+        const size_t firstedge_at = m.version() <= 17 ? offsetof(dface_v17_t, firstedge) : offsetof(dface_t, firstedge);
+        const size_t counted = victim + 1;
+        ASSERT_LT(counted * face_size, faces.size());
+        store<int32_t>(faces.data() + counted * face_size + firstedge_at, int32_t(m.surfedges().size() - 1),
+                       bsp.byte_order());
+        store<int16_t>(faces.data() + counted * face_size + numedges_at, int16_t(3), bsp.byte_order());
         bsp.replace(face_lump, faces);
         bsp.replace(lump::edges, edges);
         bsp.replace(lump::texinfo, texinfo);
@@ -194,6 +202,26 @@ TEST(SourceCheckCorpus, InjectedDefectsInRealMapsAreNamed) {
         EXPECT_TRUE(found(std::string(bsp.lump_name(face_lump)), int64_t(victim), "planenum")) << describe(r);
         EXPECT_TRUE(found("edges", 3, "v[1]")) << describe(r);
         EXPECT_TRUE(found("texinfo", 0, "texdata")) << describe(r);
+        EXPECT_TRUE(found(std::string(bsp.lump_name(face_lump)), int64_t(counted), "numedges")) << describe(r);
+    }
+}
+
+// A game lump directory entry pointing past the end of the file: the container
+// reads what it can (a warning), check reports an error naming the entry.
+TEST(SourceCheckCorpus, GameLumpOutsideItsLumpIsNamed) {
+    for (const CorpusFile* f : source_files()) {
+        SCOPED_TRACE(f->relpath);
+        Bytes bytes = test::read_corpus(*f);
+        const Bsp original = Bsp::parse(bytes, f->relpath);
+        if (original.game_lumps().empty()) continue;
+        const size_t directory = size_t(original.entry(lump::game_lump).offset);
+        store<int32_t>(bytes.data() + directory + 4 + 8, int32_t(bytes.size() + 4096), original.byte_order());
+        const Bsp bsp = Bsp::parse(bytes, f->relpath);
+        const CheckReport r = check(bsp);
+        bool found = false;
+        for (const Finding& x : r.findings)
+            found |= x.severity == Severity::error && x.lump == "game_lump" && x.record == 0 && x.field == "fileofs";
+        EXPECT_TRUE(found) << describe(r);
     }
 }
 

@@ -677,6 +677,19 @@ void check_game_lumps(Checker& c) {
             c.error(gl, int64_t(ext[i].k), "fileofs",
                     "game lump " + games[ext[i].k].name() + " overlaps game lump " + games[ext[i - 1].k].name());
 
+    // Each game lump must lie inside lump 35 (the container reads what is
+    // inside and warns; here it is an error naming the directory entry).
+    for (size_t k = 0; k < games.size(); ++k) {
+        const GameLump& g = games[k];
+        const size_t stored = bsp.game_lump_stored(k).size();
+        const bool short_read = g.compressed() ? (g.length > 0 && stored == 0) : stored != size_t(std::max(g.length, 0));
+        if (short_read)
+            c.error(gl, int64_t(k), "fileofs",
+                    "game lump " + g.name() + " at fileofs " + std::to_string(g.offset) + " (" +
+                        std::to_string(g.length) + " bytes) does not lie inside the game lump; " +
+                        std::to_string(stored) + " bytes of it do");
+    }
+
     const size_t n_leafs = c.map_.leafs().size();
     const std::string ll = c.name(lump::leafs);
     for (size_t k = 0; k < games.size(); ++k) {
