@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -81,12 +82,24 @@ struct Args {
     std::vector<std::string> skip;
     bool no_lightmaps = false, no_textures = false, tools = false, y_up = false, json = false;
     float scale = 1;
+    std::string patch_level = "adaptive";
 };
+
+/// --patch-level: "adaptive" (the default) or a fixed number of subdivisions 1..16.
+int parse_patch_level(const std::string& text) {
+    if (text == "adaptive") return -1;
+    int level = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), level);
+    if (ec != std::errc() || end != text.data() + text.size() || level < 1 || level > 16)
+        throw UsageError("--patch-level must be 'adaptive' or a number from 1 to 16: " + text);
+    return level;
+}
 
 int run_export(const Args& a) {
     const auto format = exporter::format_for_path(a.out);
     if (!format) throw UsageError("the output must end in .glb, .gltf or .obj: " + a.out);
     if (!(a.scale > 0) || !std::isfinite(a.scale)) throw UsageError("--scale must be a positive number");
+    const int patch_level = parse_patch_level(a.patch_level);
     exporter::Options options;
     options.all_models = a.models == "all";
     for (const std::string& list : a.skip) {
@@ -110,6 +123,7 @@ int run_export(const Args& a) {
     build.lightmaps = options.lightmaps && *format != exporter::FileFormat::obj;
     build.textures = options.textures;
     build.all_models = options.all_models;
+    build.patch_level = patch_level;
     const model::Map map = model::build(bsp, build);
     options.progress = [&progress](std::string_view stage, double fraction) {
         progress.set(stage == "writing" ? "writing" : stage == "images" ? "images" : "geometry", fraction);
@@ -158,6 +172,9 @@ void add_export(CLI::App& app, Action& action) {
     cmd->add_flag("--no-textures", a->no_textures, "Do not write the map's embedded textures");
     cmd->add_flag("--tools", a->tools, "Keep trigger and clip surfaces");
     cmd->add_option("--scale", a->scale, "Multiply every coordinate (e.g. 0.0254: Quake units to metres)");
+    cmd->add_option("--patch-level", a->patch_level,
+                    "Quake 3 bezier patches: 'adaptive' (default: subdivisions by curvature, no cracks) or a\n"
+                    "fixed number of subdivisions per patch segment, 1-16");
     cmd->add_flag("--y-up", a->y_up, "Rotate the data from Z-up to Y-up ((x, y, z) -> (x, z, -y))");
     cmd->add_flag("--json", a->json, "Print a JSON summary of what was written on stdout");
     cmd->callback([&action, a] { action = [a] { return run_export(*a); }; });

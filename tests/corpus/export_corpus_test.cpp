@@ -200,3 +200,33 @@ TEST_P(ExportCorpus, DamagedCopiesExportOrFailCleanly) {
 
 INSTANTIATE_TEST_SUITE_P(Corpus, ExportCorpus, ::testing::ValuesIn(readable_paths()),
                          [](const auto& info) { return test_name(info.param); });
+
+// The user chooses the Quake 3 patch level: a fixed level gives every patch
+// segment that many subdivisions, so a finer level writes more triangles, and
+// the adaptive default equals what model::build makes by default.
+TEST(ExportCorpusPatches, PatchLevelOptionReachesTheTessellation) {
+    const CorpusFile& file = corpus_file("q3_v46/oa_ctf2.bsp");
+    const fs::path dir = temp_dir("export_patch_level");
+    auto triangles = [&](const std::vector<std::string>& extra) -> size_t {
+        std::vector<std::string> args = {"export", file.path.string(), "-o", (dir / "p.obj").string(), "--json",
+                                         "--no-textures"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const RunResult r = run_cli(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return r.exit_code == 0 ? nlohmann::json::parse(r.out).at("triangles").get<size_t>() : 0;
+    };
+    const size_t coarse = triangles({"--patch-level", "1"});
+    const size_t fine = triangles({"--patch-level", "8"});
+    const size_t adaptive = triangles({});
+    EXPECT_EQ(triangles({"--patch-level", "adaptive"}), adaptive);
+    EXPECT_LT(coarse, fine);
+
+    const auto map = build_or_fail(file);
+    ASSERT_TRUE(map);
+    const Expected e = expected(*map);
+    EXPECT_EQ(adaptive, e.triangles);
+    size_t patches = 0;
+    for (const auto& m : map->models)
+        for (const auto& s : m.surfaces) patches += s.kind == model::SurfaceKind::patch;
+    ASSERT_GT(patches, 0u) << "oa_ctf2 has bezier patches";
+}

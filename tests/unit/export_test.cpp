@@ -769,6 +769,9 @@ TEST(ExportCli, UsageErrors) {
     EXPECT_EQ(test::run_cli({"export", bsp, "-o", (dir / "x.glb").string(), "--models", "some"}).exit_code, 2);
     EXPECT_EQ(test::run_cli({"export", bsp, "-o", (dir / "x.glb").string(), "--scale", "-1"}).exit_code, 2);
     EXPECT_EQ(test::run_cli({"export", bsp, "-o", (dir / "x.glb").string(), "--scale", "abc"}).exit_code, 2);
+    for (const char* level : {"0", "17", "-1", "2x", "fine"})
+        EXPECT_EQ(test::run_cli({"export", bsp, "-o", (dir / "x.glb").string(), "--patch-level", level}).exit_code, 2)
+            << level;
     const auto bad = test::run_cli({"export", bsp, "-o", (dir / "x.glb").string()});
     EXPECT_EQ(bad.exit_code, 1) << bad.err;  // not a BSP file
     EXPECT_FALSE(fs::exists(dir / "x.glb"));
@@ -776,7 +779,7 @@ TEST(ExportCli, UsageErrors) {
     EXPECT_EQ(missing.exit_code, 1);
     const auto help = test::run_cli({"export", "--help"});
     EXPECT_EQ(help.exit_code, 0);
-    for (const char* option : {"--models", "--skip", "--no-lightmaps", "--scale", "--y-up", "--tools"})
+    for (const char* option : {"--models", "--skip", "--no-lightmaps", "--scale", "--y-up", "--tools", "--patch-level"})
         EXPECT_NE(help.out.find(option), std::string::npos) << option;
 }
 
