@@ -28,13 +28,14 @@
 //     embeds the texture (PNG, in the .glb's binary chunk, or files beside a
 //     .gltf); metallic 0 / roughness 1; alphaMode MASK for kAlphaTest, BLEND
 //     for kTranslucent; KHR_materials_unlit for kSky and kUnlit materials.
-//   - Lightmaps: the atlas of light-style slot 0 as one RGB PNG texture, used
-//     by lit materials as `occlusionTexture` with texCoord 1 (viewers darken
-//     ambient light with its red channel) and named in the material's extras:
-//     `extras.lightmap` = {"texture": T, "texCoord": 1, "slot": 0}. The full
-//     RGB lightmap is that texture; renderers that know the convention
-//     multiply the base colour by it. Atlases of other light-style slots are
-//     not exported.
+//   - Lightmaps: the pages of every light style added up
+//     (model::combined_lightmap: all lights on at normal brightness) as one
+//     RGB PNG texture, used by lit materials as `occlusionTexture` with
+//     texCoord 1 (viewers darken ambient light with its red channel) and named
+//     in the material's extras: `extras.lightmap` = {"texture": T,
+//     "texCoord": 1, "styles": "all"}. The full RGB lightmap is that texture;
+//     renderers that know the convention multiply the base colour by it. The
+//     separate pages per style are written by `bspkit lightmaps`.
 //
 // What is skipped (Options says which are kept)
 //   - surfaces whose material has kNodraw (nodraw, skip, hint, caulk, origin);

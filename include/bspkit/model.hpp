@@ -1,7 +1,7 @@
 // One engine-neutral map model, built from any format: per model (the world
 // and each brush model) a list of surfaces with triangles, normals, texture
 // UVs, lightmap UVs, material name and flags; the lightmaps packed into atlas
-// pages per light-style slot; embedded textures; entities; static props.
+// pages per light style; embedded textures; entities; static props.
 //
 //   const bspkit::Bsp bsp = bspkit::Bsp::open("map.bsp");
 //   const bspkit::model::Map map = bspkit::model::build(bsp);
@@ -114,9 +114,14 @@ struct LightmapImage {
     std::vector<std::vector<uint8_t>> styles;  ///< [slot] -> width*height*3 bytes
 };
 
-/// A packed page of lightmaps for one style slot (0 = the base lighting).
+/// A packed page of lightmaps for one light style: 0 is the normal lighting;
+/// other numbers are the map's animated or switchable lights (Quake: 1-11
+/// animated, 32-62 switchable by entities; Source and GoldSrc alike). All
+/// pages of a map share one size and layout: a surface's rectangle is at the
+/// same place in every page and holds the samples of its slot with that style,
+/// or black when the surface does not use the style.
 struct LightmapAtlas {
-    uint32_t slot = 0;
+    uint32_t style = 0;
     uint32_t width = 0, height = 0;
     std::vector<uint8_t> rgb;
 };
@@ -135,7 +140,7 @@ struct Map {
     std::vector<Texture> textures;
     std::vector<Model> models;
     std::vector<LightmapImage> lightmap_images;  ///< before packing; emptied by pack_lightmaps()
-    std::vector<LightmapAtlas> lightmaps;        ///< after packing, one per style slot in use
+    std::vector<LightmapAtlas> lightmaps;        ///< after packing, one per light style in use, by style number
     /// Lump the lightmaps were decoded from when a format has a choice (Source:
     /// "lighting", or "lighting_hdr" when the LDR lump is empty); empty otherwise.
     std::string lightmap_source;
@@ -157,9 +162,14 @@ struct BuildOptions {
 /// that make geometry impossible (with file, lump and offset).
 Map build(const Bsp& bsp, const BuildOptions& options = {});
 
-/// Packs Map::lightmap_images into one atlas per style slot and rewrites every
-/// vertex's lightmap_uv into atlas coordinates (0..1). Called by build().
+/// Packs Map::lightmap_images into one atlas per light style and rewrites
+/// every vertex's lightmap_uv into atlas coordinates (0..1). Called by build().
 void pack_lightmaps(Map& map);
+
+/// Every light style's page added up (saturating at 255): the map with all
+/// its lights on at their normal brightness, in the shared layout. What a
+/// viewer without light styles should show. Empty when there are no pages.
+LightmapAtlas combined_lightmap(const Map& map);
 
 /// Triangle area helpers for tests and exporters.
 double triangle_area(Vec3 a, Vec3 b, Vec3 c);

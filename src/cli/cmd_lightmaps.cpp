@@ -1,6 +1,6 @@
 // bspkit lightmaps FILE -o DIR [--json]: builds the map's model, packs every
-// surface's lightmap into one atlas page per light-style slot and writes each
-// page as DIR/lightmap_<slot>.png (RGB). stdout lists the files written.
+// surface's lightmap into one atlas page per light style and writes each
+// page as DIR/lightmap_style<N>.png (RGB). stdout lists the files written.
 #include "common.hpp"
 
 #include <bspkit/model.hpp>
@@ -37,9 +37,9 @@ int run_lightmaps(const std::string& file, const std::string& dir, bool json) {
     j["lit_surfaces"] = lit;
     auto& pages = j["pages"] = nlohmann::json::array();
     for (const model::LightmapAtlas& atlas : map.lightmaps) {
-        const std::filesystem::path path = std::filesystem::path(dir) / fmt::format("lightmap_{}.png", atlas.slot);
+        const std::filesystem::path path = std::filesystem::path(dir) / fmt::format("lightmap_style{}.png", atlas.style);
         write_png(path, atlas.width, atlas.height, 3, atlas.rgb);
-        pages.push_back({{"slot", atlas.slot}, {"width", atlas.width}, {"height", atlas.height}, {"path", path.string()}});
+        pages.push_back({{"style", atlas.style}, {"width", atlas.width}, {"height", atlas.height}, {"path", path.string()}});
         if (!json) fmt::print("{}\n", path.string());
     }
     if (json)
@@ -50,14 +50,16 @@ int run_lightmaps(const std::string& file, const std::string& dir, bool json) {
 }
 
 void add_lightmaps(CLI::App& app, Action& action) {
-    auto* cmd = app.add_subcommand("lightmaps", "Write a map's lightmaps as atlas pages (one PNG per light-style slot)");
+    auto* cmd = app.add_subcommand("lightmaps", "Write a map's lightmaps as atlas pages (one PNG per light style)");
     auto file = std::make_shared<std::string>();
     auto dir = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
     cmd->add_option("FILE", *file, "BSP file")->required();
-    cmd->add_option("-o,--output", *dir, "Directory to write lightmap_<slot>.png into (created if missing)")->required();
-    cmd->add_flag("--json", *json, "Print machine-readable JSON (pages with slot, size and path)");
-    cmd->footer("Slot 0 is the base lighting; slots 1-3 hold the faces' further light styles.\n"
+    cmd->add_option("-o,--output", *dir, "Directory to write lightmap_style<N>.png into (created if missing)")->required();
+    cmd->add_flag("--json", *json, "Print machine-readable JSON (pages with style, size and path)");
+    cmd->footer("Style 0 is the normal lighting; other styles are animated or switchable lights (Quake: 1-11\n"
+                "animated, 32-62 switched by entities). All pages share one layout; a surface is black on the\n"
+                "pages of styles it does not use.\n"
                 "Exit status: 0 ok, 1 unreadable file or geometry, 2 usage.");
     cmd->callback([&action, file, dir, json] { action = [file, dir, json] { return run_lightmaps(*file, *dir, *json); }; });
 }

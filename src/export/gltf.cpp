@@ -149,7 +149,7 @@ private:
                     }
                 }
         }
-        images_ = detail::encode_images_async(map_, std::move(textures), selection_.lightmap, options_.png_compression);
+        images_ = detail::encode_images_async(map_, std::move(textures), selection_.lightmap.get(), options_.png_compression);
     }
 
     void fill_geometry() {
@@ -313,7 +313,7 @@ private:
             if (lit) {
                 const int lightmap = texture_of.at(-1);
                 m["occlusionTexture"] = {{"index", lightmap}, {"texCoord", 1}};
-                extras["lightmap"] = {{"texture", lightmap}, {"texCoord", 1}, {"slot", 0}};
+                extras["lightmap"] = {{"texture", lightmap}, {"texCoord", 1}, {"styles", "all"}};
             }
             if (mat.flags & model::kAlphaTest) {
                 m["alphaMode"] = "MASK";

@@ -72,7 +72,7 @@ void validate(const model::Map& map) {
     }
     for (const model::LightmapAtlas& atlas : map.lightmaps)
         if (uint64_t(atlas.width) * atlas.height * 3 != atlas.rgb.size())
-            throw model_error("lightmap atlas of slot " + std::to_string(atlas.slot) + " is " +
+            throw model_error("lightmap atlas of style " + std::to_string(atlas.style) + " is " +
                               std::to_string(atlas.width) + "x" + std::to_string(atlas.height) + " with " +
                               std::to_string(atlas.rgb.size()) + " bytes of RGB");
     for (const model::Model& m : map.models) {
@@ -96,9 +96,10 @@ void validate(const model::Map& map) {
 Selection select(const model::Map& map, const Options& options, bool lightmaps) {
     validate(map);
     Selection out;
-    if (lightmaps && options.lightmaps)
-        for (const model::LightmapAtlas& atlas : map.lightmaps)
-            if (atlas.slot == 0 && atlas.width && atlas.height) out.lightmap = &atlas;
+    if (lightmaps && options.lightmaps && !map.lightmaps.empty()) {
+        auto combined = std::make_shared<model::LightmapAtlas>(model::combined_lightmap(map));
+        if (combined->width && combined->height) out.lightmap = std::move(combined);
+    }
     uint32_t skip_flags = model::kNodraw;
     if (!options.tool_surfaces) skip_flags |= model::kTrigger | model::kClip;
     for (const model::Model& m : map.models) {

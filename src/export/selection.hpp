@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,7 +40,8 @@ struct SelectedModel {
 
 struct Selection {
     std::vector<SelectedModel> models;
-    const model::LightmapAtlas* lightmap = nullptr;  ///< slot 0, when exported
+    /// Every light style's page summed (model::combined_lightmap), when exported.
+    std::shared_ptr<const model::LightmapAtlas> lightmap;
     size_t skipped_surfaces = 0, skipped_models = 0;
     size_t vertices = 0, triangles = 0;
 };

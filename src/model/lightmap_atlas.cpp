@@ -1,9 +1,12 @@
-// Packs every surface's lightmap into one atlas page per light-style slot
-// (shelf packing, tallest first, one luxel of border copied from the edge so
+// Packs every surface's lightmap into one atlas page per light style (shelf
+// packing, tallest first, one luxel of border copied from the edge so
 // bilinear filtering does not bleed) and moves lightmap UVs into the atlas.
+// Every page has the same layout; a surface's slot k goes to the page of the
+// style its styles[k] names.
 #include <bspkit/model.hpp>
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 
 namespace bspkit::model {
@@ -50,11 +53,9 @@ void blit(const LightmapImage& image, size_t slot, Rect at, LightmapAtlas& atlas
 void pack_lightmaps(Map& map) {
     auto& images = map.lightmap_images;
     if (images.empty()) return;
-    size_t slots = 0;
     uint64_t area = 0;
     uint32_t widest = 1;
     for (const auto& img : images) {
-        slots = std::max(slots, img.styles.size());
         area += uint64_t(img.width + 2 * kBorder) * (img.height + 2 * kBorder);
         widest = std::max(widest, img.width + 2 * kBorder);
     }
@@ -72,15 +73,34 @@ void pack_lightmaps(Map& map) {
     }
     height = std::max<uint32_t>(height, 1);
 
+    // The light style of each image's slots, from the surfaces that use it
+    // (Quake 3 pages are shared by many surfaces, all style 0).
+    std::vector<std::array<uint8_t, 4>> style_of(images.size(), {255, 255, 255, 255});
+    std::vector<uint8_t> known(images.size(), 0);
+    for (const Model& m : map.models)
+        for (const Surface& s : m.surfaces)
+            if (s.lightmap >= 0 && size_t(s.lightmap) < images.size() && !known[size_t(s.lightmap)]) {
+                style_of[size_t(s.lightmap)] = s.styles;
+                known[size_t(s.lightmap)] = 1;
+            }
+    std::array<bool, 256> used{};
+    for (size_t i = 0; i < images.size(); ++i)
+        for (size_t k = 0; k < images[i].styles.size() && k < 4; ++k)
+            if (style_of[i][k] != 255) used[style_of[i][k]] = true;
+
     map.lightmaps.clear();
-    for (size_t slot = 0; slot < slots; ++slot) {
+    for (size_t style = 0; style < 255; ++style) {
+        if (!used[style]) continue;
         LightmapAtlas atlas;
-        atlas.slot = uint32_t(slot);
+        atlas.style = uint32_t(style);
         atlas.width = width;
         atlas.height = height;
         atlas.rgb.assign(size_t(width) * height * 3, 0);
-        for (size_t i = 0; i < images.size(); ++i)
-            if (slot < images[i].styles.size() && images[i].width && images[i].height) blit(images[i], slot, placed[i], atlas);
+        for (size_t i = 0; i < images.size(); ++i) {
+            if (!images[i].width || !images[i].height) continue;
+            for (size_t k = 0; k < images[i].styles.size() && k < 4; ++k)
+                if (style_of[i][k] == style) blit(images[i], k, placed[i], atlas);
+        }
         map.lightmaps.push_back(std::move(atlas));
     }
     for (Model& m : map.models) {
@@ -95,6 +115,20 @@ void pack_lightmaps(Map& map) {
         }
     }
     images.clear();
+}
+
+LightmapAtlas combined_lightmap(const Map& map) {
+    LightmapAtlas out;
+    if (map.lightmaps.empty()) return out;
+    out.style = 0;
+    out.width = map.lightmaps.front().width;
+    out.height = map.lightmaps.front().height;
+    out.rgb.assign(size_t(out.width) * out.height * 3, 0);
+    for (const LightmapAtlas& page : map.lightmaps) {
+        if (page.width != out.width || page.height != out.height || page.rgb.size() != out.rgb.size()) continue;
+        for (size_t i = 0; i < out.rgb.size(); ++i) out.rgb[i] = uint8_t(std::min(255, out.rgb[i] + page.rgb[i]));
+    }
+    return out;
 }
 
 }  // namespace bspkit::model

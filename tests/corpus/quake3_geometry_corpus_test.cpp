@@ -143,8 +143,8 @@ TEST_P(Quake3GeometryCorpus, FacesMatchTheirRecords) {
     for (size_t i = 0; i < shaders.size(); ++i)
         EXPECT_EQ(m.materials[i].name, std::string(shaders[i].shader, strnlen(shaders[i].shader, 64)));
     if (pages > 0) {
-        ASSERT_EQ(m.lightmaps.size(), 1u);  // style slot 0 only
-        EXPECT_EQ(m.lightmaps[0].slot, 0u);
+        ASSERT_EQ(m.lightmaps.size(), 1u);  // style 0 only
+        EXPECT_EQ(m.lightmaps[0].style, 0u);
     } else {
         EXPECT_TRUE(m.lightmaps.empty());
     }

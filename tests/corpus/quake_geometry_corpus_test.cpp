@@ -79,6 +79,7 @@ struct RecordFace {
     double width = 1, height = 1;  ///< UV denominators (1: UVs in texels)
     bool lit = false;
     int styles = 0;
+    std::array<uint8_t, 4> style_ids{255, 255, 255, 255};  ///< the light style of each slot
     int64_t lightofs = -1;
     double luxel = 16;  ///< texels per luxel (Nightfire: the projection is in luxels)
     double lm_vecs[2][4] = {};
@@ -140,6 +141,8 @@ Records quake1_records(const Bsp& bsp) {
             rf.width = w ? w : 1;
             rf.height = h ? h : 1;
             while (rf.styles < 4 && f.styles[rf.styles] != 255) ++rf.styles;
+        std::copy_n(f.styles, 4, rf.style_ids.begin());
+            std::copy_n(f.styles, 4, rf.style_ids.begin());
             rf.lightofs = f.lightofs;
             rf.lit = rf.styles > 0 && f.lightofs >= 0 && !(ti.flags & quake1::TEX_SPECIAL);
             rf.bytes_per_sample = bsp.format() == Format::goldsrc ? 3 : 1;
@@ -172,6 +175,7 @@ Records quake2_records(const Bsp& bsp) {
         set_vecs(rf.vecs, ti.vecs);
         set_vecs(rf.lm_vecs, ti.vecs);
         while (rf.styles < 4 && f.styles[rf.styles] != 255) ++rf.styles;
+        std::copy_n(f.styles, 4, rf.style_ids.begin());
         rf.lightofs = f.lightofs;
         rf.lit = rf.styles > 0 && f.lightofs >= 0 && !(ti.flags & (quake2::SURF_SKY | quake2::SURF_WARP));
         r.faces.push_back(std::move(rf));
@@ -207,6 +211,7 @@ Records nightfire_records(const Bsp& bsp) {
             rf.lm_vecs[1][k] = lp.T[k];
         }
         while (rf.styles < 4 && s.LightStyles[rf.styles] != 255) ++rf.styles;
+        std::copy_n(s.LightStyles, 4, rf.style_ids.begin());
         rf.lightofs = s.LightingOffset;
         rf.lit = rf.styles > 0 && s.LightingOffset >= 0 && s.DrawIndicesCount > 0;
         rf.luxel = 1;
@@ -510,28 +515,37 @@ TEST_P(QuakeGeometryCorpus, LightmapsVerbWritesAtlasPages) {
     const Bsp bsp = Bsp::parse(read_corpus(f), f.relpath);
     const Records rec = records_of(bsp);
     const model::Map map = model::build(bsp);
-    int slots = 0;
+    // One page per light style the lit faces use, in style order.
+    std::set<int> styles;
     for (const RecordFace& rf : rec.faces)
-        if (rf.lit) slots = std::max(slots, rf.styles);
-    ASSERT_EQ(map.lightmaps.size(), size_t(slots));
+        if (rf.lit)
+            for (int k = 0; k < rf.styles; ++k) styles.insert(rf.style_ids[size_t(k)]);
+    ASSERT_EQ(map.lightmaps.size(), styles.size());
+    size_t page = 0;
+    for (const int style : styles) EXPECT_EQ(map.lightmaps[page++].style, uint32_t(style));
 
     const std::string dir = temp_dir("qgeo_lm");
     const RunResult r = run_cli({"lightmaps", f.path.string(), "-o", dir});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    for (int slot = 0; slot < slots; ++slot) {
-        const auto path = std::filesystem::path(dir) / ("lightmap_" + std::to_string(slot) + ".png");
+    page = 0;
+    for (const int style : styles) {
+        const model::LightmapAtlas& atlas = map.lightmaps[page++];
+        const auto path = std::filesystem::path(dir) / ("lightmap_style" + std::to_string(style) + ".png");
         ASSERT_TRUE(std::filesystem::exists(path)) << path;
         const Png png = libpng_decode(read_file(path));
-        ASSERT_EQ(png.width, map.lightmaps[size_t(slot)].width);
-        ASSERT_EQ(png.height, map.lightmaps[size_t(slot)].height);
-        if (slot) continue;
-        // Corners of lit surfaces land on their own luxels in the page.
+        ASSERT_EQ(png.width, atlas.width);
+        ASSERT_EQ(png.height, atlas.height);
+        // Corners of lit surfaces land on their own luxels in the page of
+        // each slot's style.
         size_t checked = 0;
         for (const auto& mdl : map.models)
             for (const model::Surface& s : mdl.surfaces) {
                 if (s.lightmap < 0 || checked > 200) continue;
                 const RecordFace& rf = rec.faces[size_t(s.face)];
                 const Grid g = grid_of(rf);
+                int slot = 0;
+                while (slot < rf.styles && rf.style_ids[size_t(slot)] != style) ++slot;
+                if (slot == rf.styles) continue;  // black on this page
                 for (const model::Vertex& v : s.vertices) {
                     const D3 p = d3(v.position);
                     const double lx = project(rf.lm_vecs[0], p) / rf.luxel - g.base[0] + 0.5;
@@ -539,7 +553,8 @@ TEST_P(QuakeGeometryCorpus, LightmapsVerbWritesAtlasPages) {
                     if (std::abs(lx - std::round(lx)) < 1e-2 || std::abs(ly - std::round(ly)) < 1e-2) continue;
                     const int64_t sx = std::clamp<int64_t>(int64_t(std::floor(lx)), 0, g.w - 1);
                     const int64_t sy = std::clamp<int64_t>(int64_t(std::floor(ly)), 0, g.h - 1);
-                    const uint8_t* sample = rec.lighting.data() + rf.lightofs + (sy * g.w + sx) * rf.bytes_per_sample;
+                    const uint8_t* sample = rec.lighting.data() + rf.lightofs +
+                                            (int64_t(slot) * g.w * g.h + sy * g.w + sx) * rf.bytes_per_sample;
                     const size_t px = size_t(double(v.lightmap_uv.x) * png.width);
                     const size_t py = size_t(double(v.lightmap_uv.y) * png.height);
                     const uint8_t* got = png.rgba.data() + (py * png.width + px) * 4;
@@ -548,11 +563,11 @@ TEST_P(QuakeGeometryCorpus, LightmapsVerbWritesAtlasPages) {
                     ++checked;
                 }
             }
-        if (!rec.faces.empty() && slots) {
-            EXPECT_GT(checked, 0u);
-        }
+        if (style == 0) EXPECT_GT(checked, 0u);
     }
-    EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(dir) / ("lightmap_" + std::to_string(slots) + ".png")));
+    size_t written = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) written += e.path().extension() == ".png";
+    EXPECT_EQ(written, styles.size());
 }
 
 TEST_P(QuakeGeometryCorpus, EmbeddedTexturesDecodeAndRoundTripThroughPng) {

@@ -85,11 +85,17 @@ TEST(SourceGeometryCorpus, EveryMapBuildsOneSurfacePerFaceOfEveryModel) {
                 for (uint32_t i : s.indices) ASSERT_LT(i, s.vertices.size());
             }
         }
-        // The full pipeline packs one atlas page per style slot in use.
+        // The full pipeline packs one atlas page per light style in use, in style order.
         const model::Map packed = model::build(b.bsp);
-        size_t slots = 0;
-        for (const auto& img : b.map.lightmap_images) slots = std::max(slots, img.styles.size());
-        EXPECT_EQ(packed.lightmaps.size(), slots);
+        std::set<uint32_t> styles;
+        for (const auto& m : b.map.models)
+            for (const auto& s : m.surfaces)
+                if (s.lightmap >= 0)
+                    for (size_t k = 0; k < b.map.lightmap_images[size_t(s.lightmap)].styles.size(); ++k)
+                        styles.insert(s.styles[k]);
+        ASSERT_EQ(packed.lightmaps.size(), styles.size());
+        size_t page = 0;
+        for (const uint32_t style : styles) EXPECT_EQ(packed.lightmaps[page++].style, style);
         EXPECT_TRUE(packed.lightmap_images.empty());
     }
 }

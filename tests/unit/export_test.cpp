@@ -431,8 +431,12 @@ TEST(Gltf, MaterialsTexturesAndLightmap) {
     const auto lightmap = texture_pixels(wall["occlusionTexture"]["index"]);
     ASSERT_EQ(lightmap.width, 8u);
     ASSERT_EQ(lightmap.height, 4u);
+    // Every style's page added up: what the map looks like with all lights on.
+    const model::LightmapAtlas all = model::combined_lightmap(map);
+    ASSERT_EQ(all.rgb.size(), 32u * 3);
     for (size_t p = 0; p < 32; ++p)
-        for (int c = 0; c < 3; ++c) EXPECT_EQ(lightmap.rgba[p * 4 + c], map.lightmaps[0].rgb[p * 3 + c]);
+        for (int c = 0; c < 3; ++c) EXPECT_EQ(lightmap.rgba[p * 4 + c], all.rgb[p * 3 + c]);
+    EXPECT_EQ(wall["extras"]["lightmap"]["styles"], "all");
     EXPECT_FALSE(material("e1u1/wall", false).contains("occlusionTexture"));
 
     const auto& window = material("e1u1/window", true);

@@ -229,9 +229,9 @@ TEST(Quake3Geometry, BoxRoomPolygonsAndFlatPatch) {
     EXPECT_NEAR(area(p), 64.0 * 64.0, 1e-6);
     EXPECT_EQ(p.lightmap, -1);
     EXPECT_FALSE(p.plane);
-    // Lightmaps: one 128 x 128 page, packed as style slot 0 only.
+    // Lightmaps: one 128 x 128 page, packed as style 0 only.
     ASSERT_EQ(m.lightmaps.size(), 1u);
-    EXPECT_EQ(m.lightmaps[0].slot, 0u);
+    EXPECT_EQ(m.lightmaps[0].style, 0u);
     EXPECT_GE(m.lightmaps[0].width, 128u);
     EXPECT_TRUE(m.lightmap_images.empty());
     size_t grey = 0;

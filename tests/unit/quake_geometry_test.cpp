@@ -183,7 +183,7 @@ TEST(QuakeGeometry, NightfireBoxRoom) {
     EXPECT_EQ(map.materials[0].name, "generic/concrete");
 }
 
-TEST(QuakeGeometry, BuildPacksLightmapsIntoOneAtlasPerSlot) {
+TEST(QuakeGeometry, BuildPacksLightmapsIntoOneAtlasPerLightStyle) {
     each_variant([]<class Types>(const Variant& v) {
         const Bsp bsp = q1_bsp<Types>(v, [](Quake1Map<Types>& m) {
             // Face 0 gets a second style: its 81 samples follow the first style's.
@@ -194,9 +194,9 @@ TEST(QuakeGeometry, BuildPacksLightmapsIntoOneAtlasPerSlot) {
         });
         const model::Map map = model::build(bsp);
         EXPECT_TRUE(map.lightmap_images.empty());
-        ASSERT_EQ(map.lightmaps.size(), 2u);
-        EXPECT_EQ(map.lightmaps[0].slot, 0u);
-        EXPECT_EQ(map.lightmaps[1].slot, 1u);
+        ASSERT_EQ(map.lightmaps.size(), 2u);  // styles 0 and 5
+        EXPECT_EQ(map.lightmaps[0].style, 0u);
+        EXPECT_EQ(map.lightmaps[1].style, 5u);
         for (const auto& s : map.models[0].surfaces)
             for (const auto& vert : s.vertices) {
                 EXPECT_GT(vert.lightmap_uv.x, 0.0f);
@@ -211,6 +211,20 @@ TEST(QuakeGeometry, BuildPacksLightmapsIntoOneAtlasPerSlot) {
         const size_t x = size_t(vert.lightmap_uv.x * float(atlas.width));
         const size_t y = size_t(vert.lightmap_uv.y * float(atlas.height));
         EXPECT_EQ(atlas.rgb[(y * atlas.width + x) * 3], 0x80);
+        // Style 5's page: face 0's second slot at the same place, black where
+        // the other faces (style 0 only) are.
+        const auto& page5 = map.lightmaps[1];
+        const size_t at = (y * atlas.width + x) * 3;
+        const auto& s1 = map.models[0].surfaces[1];
+        const size_t at1 = (size_t(s1.vertices[0].lightmap_uv.y * float(atlas.height)) * atlas.width +
+                            size_t(s1.vertices[0].lightmap_uv.x * float(atlas.width))) * 3;
+        EXPECT_EQ(page5.rgb[at1], 0);
+        EXPECT_NE(atlas.rgb[at1], 0);
+        // The combined page adds the styles up, saturating.
+        const model::LightmapAtlas all = model::combined_lightmap(map);
+        ASSERT_EQ(all.rgb.size(), atlas.rgb.size());
+        EXPECT_EQ(all.rgb[at], std::min(255, atlas.rgb[at] + page5.rgb[at]));
+        EXPECT_EQ(all.rgb[at1], atlas.rgb[at1]);
     });
 }
 
@@ -607,7 +621,7 @@ TEST(QuakeGeometry, CliLightmapsAndTextures) {
 
     auto r = test::run_cli({"lightmaps", q1.string(), "-o", dir + "/lm"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_TRUE(std::filesystem::exists(dir + "/lm/lightmap_0.png"));
+    EXPECT_TRUE(std::filesystem::exists(dir + "/lm/lightmap_style0.png"));
     r = test::run_cli({"lightmaps", q1.string()});  // no -o
     EXPECT_EQ(r.exit_code, 2);
     r = test::run_cli({"lightmaps", dir + "/missing.bsp", "-o", dir + "/lm2"});

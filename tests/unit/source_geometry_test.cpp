@@ -544,7 +544,9 @@ TEST(SourceGeometry, BuildPacksAtlasesPlacesModelsAndReadsProps) {
     const GeoMap g;
     const Bsp bsp = Bsp::parse(g.build(), "geo.bsp");
     const model::Map map = model::build(bsp);
-    ASSERT_EQ(map.lightmaps.size(), 2u);  // the ceiling has a second style
+    ASSERT_EQ(map.lightmaps.size(), 2u);  // the ceiling has a second style, 5
+    EXPECT_EQ(map.lightmaps[0].style, 0u);
+    EXPECT_EQ(map.lightmaps[1].style, 5u);
     EXPECT_TRUE(map.lightmap_images.empty());
     // A floor luxel seen through the atlas: the vertex at (0, 0) samples luxel (0, 0).
     const model::Surface& floor = surface_of(map, GeoMap::kFloor);

@@ -18,7 +18,7 @@
 // Materials are the shaders lump (surfaceFlags / contentFlags mapped onto
 // MaterialFlag); texture UVs are stored normalised per vertex, so material
 // width / height stay 0. Lightmaps: every 128 x 128 page of the lightmaps
-// lump is one LightmapImage (style slot 0: Quake 3 has no light styles) and a
+// lump is one LightmapImage (style 0: Quake 3 has no light styles) and a
 // face with lightmapNum naming a page points to it; its drawVert lightmap
 // coordinates are already inside the page. lightmapNum < 0 (vertex lit,
 // LIGHTMAP_BY_VERTEX ...) and pages not in the file (q3map2 -external) give
