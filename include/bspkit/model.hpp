@@ -156,6 +156,7 @@ struct BuildOptions {
     bool lightmaps = true;      ///< decode and pack lightmaps
     bool textures = true;       ///< decode embedded textures
     bool all_models = true;     ///< false: the world only
+    bool hdr_lightmaps = false; ///< Source: the HDR lighting lump when it has data (default: LDR when present)
 };
 
 /// Builds the model of any supported map. Throws Error for broken references

@@ -80,7 +80,7 @@ private:
 struct Args {
     std::string file, out, models = "all";
     std::vector<std::string> skip;
-    bool no_lightmaps = false, no_textures = false, tools = false, y_up = false, json = false;
+    bool no_lightmaps = false, no_textures = false, tools = false, y_up = false, json = false, hdr = false;
     float scale = 1;
     std::string patch_level = "adaptive";
 };
@@ -124,6 +124,7 @@ int run_export(const Args& a) {
     build.textures = options.textures;
     build.all_models = options.all_models;
     build.patch_level = patch_level;
+    build.hdr_lightmaps = a.hdr;
     const model::Map map = model::build(bsp, build);
     options.progress = [&progress](std::string_view stage, double fraction) {
         progress.set(stage == "writing" ? "writing" : stage == "images" ? "images" : "geometry", fraction);
@@ -169,6 +170,7 @@ void add_export(CLI::App& app, Action& action) {
     cmd->add_option("--skip", a->skip,
                     "Comma-separated entity classnames (globs, e.g. trigger_*) whose brush models are skipped");
     cmd->add_flag("--no-lightmaps", a->no_lightmaps, "glTF: no lightmap atlas and no TEXCOORD_1");
+    cmd->add_flag("--hdr", a->hdr, "Source: lightmaps from the HDR lighting lump when the map has one");
     cmd->add_flag("--no-textures", a->no_textures, "Do not write the map's embedded textures");
     cmd->add_flag("--tools", a->tools, "Keep trigger and clip surfaces");
     cmd->add_option("--scale", a->scale, "Multiply every coordinate (e.g. 0.0254: Quake units to metres)");

@@ -16,10 +16,11 @@
 namespace bspkit::cli {
 namespace {
 
-int run_lightmaps(const std::string& file, const std::string& dir, bool json) {
+int run_lightmaps(const std::string& file, const std::string& dir, bool json, bool hdr) {
     const Bsp bsp = open_reporting(file);
     model::BuildOptions options;
     options.textures = false;
+    options.hdr_lightmaps = hdr;
     const model::Map map = model::build(bsp, options);
     for (const Diagnostic& d : map.diagnostics) print_diagnostic(file, d);
 
@@ -35,6 +36,7 @@ int run_lightmaps(const std::string& file, const std::string& dir, bool json) {
     for (const auto& m : map.models)
         for (const auto& s : m.surfaces) lit += s.lightmap >= 0;
     j["lit_surfaces"] = lit;
+    if (!map.lightmap_source.empty()) j["lighting_lump"] = map.lightmap_source;
     auto& pages = j["pages"] = nlohmann::json::array();
     for (const model::LightmapAtlas& atlas : map.lightmaps) {
         const std::filesystem::path path = std::filesystem::path(dir) / fmt::format("lightmap_style{}.png", atlas.style);
@@ -54,14 +56,18 @@ void add_lightmaps(CLI::App& app, Action& action) {
     auto file = std::make_shared<std::string>();
     auto dir = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
+    auto hdr = std::make_shared<bool>(false);
     cmd->add_option("FILE", *file, "BSP file")->required();
     cmd->add_option("-o,--output", *dir, "Directory to write lightmap_style<N>.png into (created if missing)")->required();
+    cmd->add_flag("--hdr", *hdr, "Source: the HDR lighting lump when the map has one (default: LDR when present)");
     cmd->add_flag("--json", *json, "Print machine-readable JSON (pages with style, size and path)");
     cmd->footer("Style 0 is the normal lighting; other styles are animated or switchable lights (Quake: 1-11\n"
                 "animated, 32-62 switched by entities). All pages share one layout; a surface is black on the\n"
                 "pages of styles it does not use.\n"
                 "Exit status: 0 ok, 1 unreadable file or geometry, 2 usage.");
-    cmd->callback([&action, file, dir, json] { action = [file, dir, json] { return run_lightmaps(*file, *dir, *json); }; });
+    cmd->callback([&action, file, dir, json, hdr] {
+        action = [file, dir, json, hdr] { return run_lightmaps(*file, *dir, *json, *hdr); };
+    });
 }
 
 }  // namespace

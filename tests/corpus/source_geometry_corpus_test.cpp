@@ -12,6 +12,7 @@
 // moved or collapsed (sdk2013_boxinaroom face 173 stores 1.43 but its four
 // corners lie on a line).
 #include "corpus.hpp"
+#include "run.hpp"
 #include "model/builders.hpp"
 
 #include <bspkit/formats/source.hpp>
@@ -19,6 +20,7 @@
 #include <bspkit/model.hpp>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -43,9 +45,10 @@ struct Built {
     Bsp bsp;
     Map view;
     model::Map map;
-    explicit Built(const CorpusFile& f) : bsp(Bsp::parse(test::read_corpus(f), f.relpath)), view(bsp) {
+    explicit Built(const CorpusFile& f, const model::BuildOptions& options = {})
+        : bsp(Bsp::parse(test::read_corpus(f), f.relpath)), view(bsp) {
         map.format = bsp.format();
-        build_model(bsp, {}, map);
+        build_model(bsp, options, map);
     }
     /// The faces models index: faces, or faces_hdr in HDR-only maps.
     std::span<const dface_t> faces() const { return view.faces().empty() ? view.faces_hdr() : view.faces(); }
@@ -279,58 +282,63 @@ uint8_t tonemap(uint8_t c, int8_t e) {
 }
 
 TEST(SourceGeometryCorpus, LightmapsMatchTheLuxelCountsAndTheLightingLump) {
-    for (const CorpusFile* f : files()) {
-        SCOPED_TRACE(f->relpath);
-        const Built b(*f);
-        // LDR when the map has it, else HDR; faces_hdr holds the HDR offsets.
-        const size_t ldr = b.bsp.decoded_length(lump::lighting), hdr = b.bsp.decoded_length(lump::lighting_hdr);
-        const size_t light_lump = ldr ? lump::lighting : lump::lighting_hdr;
-        EXPECT_EQ(b.map.lightmap_source, ldr ? "lighting" : hdr ? "lighting_hdr" : "");
-        const ByteSpan light = b.bsp.decoded(light_lump);
-        const auto faces = b.faces();
-        const auto lfaces = !ldr && b.view.faces_hdr().size() == faces.size() ? b.view.faces_hdr() : faces;
-        size_t lit = 0;
-        for (const auto& m : b.map.models)
-            for (const auto& s : m.surfaces) {
-                const dface_t& face = lfaces[size_t(s.face)];
-                int styles = 0;
-                while (styles < 4 && face.styles[styles] != 255) ++styles;
-                if (face.lightofs == -1 || styles == 0 || light.empty()) {
-                    EXPECT_EQ(s.lightmap, -1) << "face " << s.face;
-                    continue;
+    for (const CorpusFile* f : files())
+        for (const bool prefer_hdr : {false, true}) {
+            SCOPED_TRACE(f->relpath + (prefer_hdr ? " --hdr" : ""));
+            model::BuildOptions options;
+            options.hdr_lightmaps = prefer_hdr;
+            const Built b(*f, options);
+            // LDR when the map has it (and HDR is not asked for while present),
+            // else HDR; faces_hdr holds the HDR offsets when it pairs with faces.
+            const size_t ldr = b.bsp.decoded_length(lump::lighting), hdr = b.bsp.decoded_length(lump::lighting_hdr);
+            const bool use_hdr = !ldr || (prefer_hdr && hdr);
+            const size_t light_lump = use_hdr ? lump::lighting_hdr : lump::lighting;
+            EXPECT_EQ(b.map.lightmap_source, !ldr && !hdr ? "" : use_hdr ? "lighting_hdr" : "lighting");
+            const ByteSpan light = b.bsp.decoded(light_lump);
+            const auto faces = b.faces();
+            const auto lfaces = use_hdr && b.view.faces_hdr().size() == faces.size() ? b.view.faces_hdr() : faces;
+            size_t lit = 0;
+            for (const auto& m : b.map.models)
+                for (const auto& s : m.surfaces) {
+                    const dface_t& face = lfaces[size_t(s.face)];
+                    int styles = 0;
+                    while (styles < 4 && face.styles[styles] != 255) ++styles;
+                    if (face.lightofs == -1 || styles == 0 || light.empty()) {
+                        EXPECT_EQ(s.lightmap, -1) << "face " << s.face;
+                        continue;
+                    }
+                    ++lit;
+                    ASSERT_GE(s.lightmap, 0);
+                    const model::LightmapImage& img = b.map.lightmap_images[size_t(s.lightmap)];
+                    const uint32_t w = uint32_t(face.LightmapTextureSizeInLuxels[0] + 1), h = uint32_t(face.LightmapTextureSizeInLuxels[1] + 1);
+                    EXPECT_EQ(img.width, w);
+                    EXPECT_EQ(img.height, h);
+                    ASSERT_EQ(img.styles.size(), size_t(styles));
+                    const bool bump = b.view.texinfo()[size_t(face.texinfo)].flags & SURF_BUMPLIGHT;
+                    const uint64_t end = uint64_t(face.lightofs) + uint64_t(styles) * (bump ? 4 : 1) * w * h * 4;
+                    EXPECT_LE(end, light.size()) << "face " << s.face;
+                    // First and last luxel of the first style, from the bytes.
+                    for (size_t x : {size_t(0), size_t(w * h - 1)}) {
+                        const uint8_t* sample = light.data() + face.lightofs + 4 * x;
+                        for (int ch = 0; ch < 3; ++ch)
+                            EXPECT_EQ(img.styles[0][3 * x + size_t(ch)], tonemap(sample[ch], int8_t(sample[3])))
+                                << "face " << s.face << " luxel " << x;
+                    }
+                    EXPECT_EQ(s.styles, (std::array<uint8_t, 4>{face.styles[0], face.styles[1], face.styles[2], face.styles[3]}));
+                    // Luxel centres of a face's corners lie inside its image.
+                    if (s.kind == model::SurfaceKind::displacement) continue;
+                    for (const auto& v : s.vertices) {
+                        EXPECT_GT(v.lightmap_uv.x, 0);
+                        EXPECT_LT(v.lightmap_uv.x, 1);
+                        EXPECT_GT(v.lightmap_uv.y, 0);
+                        EXPECT_LT(v.lightmap_uv.y, 1);
+                    }
                 }
-                ++lit;
-                ASSERT_GE(s.lightmap, 0);
-                const model::LightmapImage& img = b.map.lightmap_images[size_t(s.lightmap)];
-                const uint32_t w = uint32_t(face.LightmapTextureSizeInLuxels[0] + 1), h = uint32_t(face.LightmapTextureSizeInLuxels[1] + 1);
-                EXPECT_EQ(img.width, w);
-                EXPECT_EQ(img.height, h);
-                ASSERT_EQ(img.styles.size(), size_t(styles));
-                const bool bump = b.view.texinfo()[size_t(face.texinfo)].flags & SURF_BUMPLIGHT;
-                const uint64_t end = uint64_t(face.lightofs) + uint64_t(styles) * (bump ? 4 : 1) * w * h * 4;
-                EXPECT_LE(end, light.size()) << "face " << s.face;
-                // First and last luxel of the first style, from the bytes.
-                for (size_t x : {size_t(0), size_t(w * h - 1)}) {
-                    const uint8_t* sample = light.data() + face.lightofs + 4 * x;
-                    for (int ch = 0; ch < 3; ++ch)
-                        EXPECT_EQ(img.styles[0][3 * x + size_t(ch)], tonemap(sample[ch], int8_t(sample[3])))
-                            << "face " << s.face << " luxel " << x;
-                }
-                EXPECT_EQ(s.styles, (std::array<uint8_t, 4>{face.styles[0], face.styles[1], face.styles[2], face.styles[3]}));
-                // Luxel centres of a face's corners lie inside its image.
-                if (s.kind == model::SurfaceKind::displacement) continue;
-                for (const auto& v : s.vertices) {
-                    EXPECT_GT(v.lightmap_uv.x, 0);
-                    EXPECT_LT(v.lightmap_uv.x, 1);
-                    EXPECT_GT(v.lightmap_uv.y, 0);
-                    EXPECT_LT(v.lightmap_uv.y, 1);
-                }
+            EXPECT_EQ(lit, b.map.lightmap_images.size());
+            if (ldr || hdr) {
+                EXPECT_GT(lit, 0u);
             }
-        EXPECT_EQ(lit, b.map.lightmap_images.size());
-        if (ldr || hdr) {
-            EXPECT_GT(lit, 0u);
         }
-    }
 }
 
 TEST(SourceGeometryCorpus, StaticPropsAreTheDecodedSprpProps) {
@@ -353,4 +361,58 @@ TEST(SourceGeometryCorpus, StaticPropsAreTheDecodedSprpProps) {
 }
 
 }  // namespace
+// Maps with both an LDR and an HDR lighting lump: --hdr (BuildOptions::
+// hdr_lightmaps) decodes the HDR one (its samples are checked against the
+// lump's bytes above). The luxel grids are the face's own in both, so the
+// atlas layout and every lightmap UV are the same. Maps with one lump give
+// that lump either way.
+TEST(SourceGeometryCorpus, HdrLightmapsAreTheHdrLumpInTheSameLayout) {
+    size_t both = 0;
+    for (const CorpusFile* f : files()) {
+        SCOPED_TRACE(f->relpath);
+        const Bsp bsp = Bsp::parse(test::read_corpus(*f), f->relpath);
+        const bool ldr = bsp.decoded_length(lump::lighting) > 0, hdr = bsp.decoded_length(lump::lighting_hdr) > 0;
+        model::BuildOptions o;
+        o.textures = false;
+        const model::Map plain = model::build(bsp, o);
+        o.hdr_lightmaps = true;
+        const model::Map high = model::build(bsp, o);
+        if (!ldr && !hdr) {
+            EXPECT_TRUE(high.lightmaps.empty());
+            continue;
+        }
+        EXPECT_EQ(plain.lightmap_source, ldr ? "lighting" : "lighting_hdr");
+        EXPECT_EQ(high.lightmap_source, hdr ? "lighting_hdr" : "lighting");
+        if (!(ldr && hdr)) continue;
+        ++both;
+        ASSERT_EQ(plain.lightmaps.size(), high.lightmaps.size());
+        ASSERT_FALSE(plain.lightmaps.empty());
+        EXPECT_EQ(plain.lightmaps[0].width, high.lightmaps[0].width);
+        EXPECT_EQ(plain.lightmaps[0].height, high.lightmaps[0].height);
+        ASSERT_EQ(plain.models.size(), high.models.size());
+        for (size_t m = 0; m < plain.models.size(); ++m) {
+            ASSERT_EQ(plain.models[m].surfaces.size(), high.models[m].surfaces.size());
+            for (size_t i = 0; i < plain.models[m].surfaces.size(); ++i) {
+                const auto& a = plain.models[m].surfaces[i];
+                const auto& b = high.models[m].surfaces[i];
+                ASSERT_EQ(a.lightmap >= 0, b.lightmap >= 0);
+                ASSERT_EQ(a.vertices.size(), b.vertices.size());
+                for (size_t v = 0; v < a.vertices.size(); ++v) ASSERT_EQ(a.vertices[v].lightmap_uv, b.vertices[v].lightmap_uv);
+            }
+        }
+    }
+    EXPECT_GT(both, 0u) << "the corpus has Source maps with both lighting lumps";
+    // The verb says which lump it decoded.
+    const std::string box = test::corpus_file("src_v20/sdk2013_boxinaroom.bsp").path.string();
+    const std::string dir = test::temp_dir("src_hdr_lm");
+    for (const bool prefer_hdr : {false, true}) {
+        std::vector<std::string> args = {"lightmaps", box, "-o", dir, "--json"};
+        if (prefer_hdr) args.push_back("--hdr");
+        const test::RunResult r = test::run_cli(args);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(nlohmann::json::parse(r.out).at("lighting_lump"), prefer_hdr ? "lighting_hdr" : "lighting");
+    }
+    RecordProperty("maps_with_both", int(both));
+}
+
 }  // namespace bspkit::source

@@ -783,7 +783,7 @@ TEST(ExportCli, UsageErrors) {
     EXPECT_EQ(missing.exit_code, 1);
     const auto help = test::run_cli({"export", "--help"});
     EXPECT_EQ(help.exit_code, 0);
-    for (const char* option : {"--models", "--skip", "--no-lightmaps", "--scale", "--y-up", "--tools", "--patch-level"})
+    for (const char* option : {"--models", "--skip", "--no-lightmaps", "--scale", "--y-up", "--tools", "--patch-level", "--hdr"})
         EXPECT_NE(help.out.find(option), std::string::npos) << option;
 }
 

@@ -32,8 +32,10 @@
 //     the first style's position is certain; further styles are read at the
 //     standard stride (every corpus CS:GO face has one style).
 //   * Lighting comes from the LDR lump when it has data, else from the HDR
-//     lump (Left 4 Dead 2, CS:GO, consoles), with the HDR face offsets of
-//     faces_hdr when that lump pairs with faces; Map::lightmap_source names it.
+//     lump (Left 4 Dead 2, CS:GO, consoles); BuildOptions::hdr_lightmaps
+//     prefers the HDR lump when both have data. HDR offsets come from
+//     faces_hdr when that lump pairs with faces (else vrad wrote both lumps
+//     with the same layout); Map::lightmap_source names the lump used.
 #include "../../model/builders.hpp"
 
 #include <bspkit/formats/source.hpp>
@@ -145,8 +147,9 @@ private:
     // --- setup ---------------------------------------------------------------
 
     /// The faces models index (faces, or faces_hdr in HDR-only console maps)
-    /// and where lightmaps come from: the LDR lump when it has data, else the
-    /// HDR lump, whose offsets live in faces_hdr when that lump pairs with faces.
+    /// and where lightmaps come from: the LDR lump when it has data (unless
+    /// hdr_lightmaps), else the HDR lump, whose offsets live in faces_hdr when
+    /// that lump pairs with faces.
     void choose_face_lumps() {
         faces_ = m_.faces();
         face_lump_ = lump::faces;
@@ -155,12 +158,14 @@ private:
             face_lump_ = lump::faces_hdr;
         }
         if (!options_.lightmaps) return;
-        if (bsp_.decoded_length(lump::lighting) > 0) {
+        const bool has_ldr = bsp_.decoded_length(lump::lighting) > 0;
+        const bool has_hdr = bsp_.decoded_length(lump::lighting_hdr) > 0;
+        if (has_ldr && !(options_.hdr_lightmaps && has_hdr)) {
             light_ = bsp_.decoded(lump::lighting);
             light_lump_ = lump::lighting;
             light_faces_ = faces_;
             light_face_lump_ = face_lump_;
-        } else if (bsp_.decoded_length(lump::lighting_hdr) > 0) {
+        } else if (has_hdr) {
             light_ = bsp_.decoded(lump::lighting_hdr);
             light_lump_ = lump::lighting_hdr;
             if (m_.faces_hdr().size() == faces_.size()) {
