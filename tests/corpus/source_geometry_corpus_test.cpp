@@ -276,6 +276,41 @@ TEST(SourceGeometryCorpus, DisplacementsHaveTheirGridAndOffsetCorners) {
     EXPECT_GE(total, 70u);  // 3 + 68 (sdk_vehicles) + 4 (x360_shack)
 }
 
+// Where displacements meet, their edge vertices share a position and get one
+// normal (no shading seam); the normals stay unit length.
+TEST(SourceGeometryCorpus, DisplacementSeamsShareOneNormal) {
+    size_t shared = 0;
+    for (const CorpusFile* f : files()) {
+        SCOPED_TRACE(f->relpath);
+        const Built b(*f);
+        for (const auto& m : b.map.models) {
+            std::map<std::array<int64_t, 3>, std::vector<std::pair<size_t, Vec3>>> at;  // position -> (surface, normal)
+            for (size_t i = 0; i < m.surfaces.size(); ++i) {
+                const auto& s = m.surfaces[i];
+                if (s.kind != model::SurfaceKind::displacement) continue;
+                for (const auto& v : s.vertices)
+                    at[{std::llround(double(v.position.x) * 8), std::llround(double(v.position.y) * 8),
+                        std::llround(double(v.position.z) * 8)}]
+                        .push_back({i, v.normal});
+            }
+            for (const auto& [pos, list] : at) {
+                std::set<size_t> surfaces;
+                for (const auto& [i, n] : list) surfaces.insert(i);
+                if (surfaces.size() < 2) continue;
+                ++shared;
+                for (const auto& [i, n] : list) {
+                    EXPECT_NEAR(model::length(n), 1, 1e-4);
+                    EXPECT_NEAR(n.x, list[0].second.x, 1e-5);
+                    EXPECT_NEAR(n.y, list[0].second.y, 1e-5);
+                    EXPECT_NEAR(n.z, list[0].second.z, 1e-5);
+                }
+            }
+        }
+    }
+    EXPECT_GT(shared, 0u) << "the corpus has displacements that meet";
+    RecordProperty("seam_positions", int(shared));
+}
+
 /// The documented tonemap, restated: c * 2^e / 255, gamma 1/2.2, clamped.
 uint8_t tonemap(uint8_t c, int8_t e) {
     return uint8_t(std::lround(std::min(1.0, std::pow(std::ldexp(double(c), e) / 255.0, 1 / 2.2)) * 255));

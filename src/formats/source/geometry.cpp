@@ -1,7 +1,8 @@
 // Source (VBSP 17-23, big-endian PSBV, L4D2 lump order) geometry for the
 // engine-neutral model: one surface per face of every dmodel_t, displacements
-// tessellated like the engine does, lightmaps decoded from ColorRGBExp32 and
-// static props from the 'sprp' game lump.
+// tessellated like the engine does (normals smoothed within each one and across
+// the seams where displacements meet), lightmaps decoded from ColorRGBExp32
+// and static props from the 'sprp' game lump.
 //
 // Conventions:
 //   * Triangles wind counter-clockwise seen from the front: cross(b - a, c - a)
@@ -49,6 +50,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace bspkit::source {
@@ -253,7 +255,51 @@ private:
             model::Surface s = build_face(fi);
             model.surfaces.push_back(std::move(s));
         }
+        smooth_displacement_seams(model);
         out_.models.push_back(std::move(model));
+    }
+
+    /// Displacements that meet share the positions of their edge vertices
+    /// (vbsp sews them); like vbsp's neighbour smoothing, the normal at such a
+    /// position becomes the mean over every displacement touching it, so the
+    /// shading has no seam. Positions are matched to the nearest 1/8 unit.
+    static void smooth_displacement_seams(model::Model& model) {
+        struct KeyHash {
+            size_t operator()(const std::array<int64_t, 3>& k) const noexcept {
+                return size_t(uint64_t(k[0]) * 73856093u ^ uint64_t(k[1]) * 19349663u ^ uint64_t(k[2]) * 83492791u);
+            }
+        };
+        const auto key = [](Vec3 p) {
+            const auto q = [](float v) { return std::isfinite(v) ? int64_t(std::llround(std::clamp(double(v) * 8, -1e15, 1e15))) : 0; };
+            return std::array<int64_t, 3>{q(p.x), q(p.y), q(p.z)};
+        };
+        const auto on_border = [](size_t k, size_t side) {
+            const size_t i = k / side, j = k % side;
+            return i == 0 || j == 0 || i + 1 == side || j + 1 == side;
+        };
+        const auto side_of = [](const model::Surface& s) {
+            size_t side = 0;
+            while ((side + 1) * (side + 1) <= s.vertices.size()) ++side;
+            return side * side == s.vertices.size() ? side : 0;
+        };
+        std::unordered_map<std::array<int64_t, 3>, std::pair<Vec3, uint32_t>, KeyHash> seams;
+        for (const model::Surface& s : model.surfaces) {
+            const size_t side = s.kind == model::SurfaceKind::displacement ? side_of(s) : 0;
+            for (size_t k = 0; side && k < s.vertices.size(); ++k)
+                if (on_border(k, side)) {
+                    auto& [sum, n] = seams[key(s.vertices[k].position)];
+                    sum = sum + s.vertices[k].normal;
+                    ++n;
+                }
+        }
+        for (model::Surface& s : model.surfaces) {
+            const size_t side = s.kind == model::SurfaceKind::displacement ? side_of(s) : 0;
+            for (size_t k = 0; side && k < s.vertices.size(); ++k) {
+                if (!on_border(k, side)) continue;
+                const auto& [sum, n] = seams.at(key(s.vertices[k].position));
+                if (n > 1 && model::length(sum) > 1e-6) s.vertices[k].normal = model::normalized(sum);
+            }
+        }
     }
 
     /// The face's corners as dvertex_t indices, in stored (clockwise) order.
