@@ -536,6 +536,22 @@ TEST(QuakeRecords, NightfireBrokenReferencesNameLumpRecordAndField) {
 
 // ---- run-length rows ----------------------------------------------------------
 
+// A Quake 3 map without visdata whose leaf names a huge cluster (a fuzz
+// finding: 2^31 clusters of 256 MB rows): clusters never outnumber leafs.
+TEST(QuakeVisibility, Quake3WithoutVisdataHasNoMoreClustersThanLeafs) {
+    Quake3Map q;
+    q.visdata.clear();
+    ASSERT_FALSE(q.leafs.empty());
+    q.leafs.back().cluster = INT32_MAX;
+    const Bsp bsp = Bsp::parse(q.build(), "q3.bsp");
+    const Visibility vis = Visibility::of(bsp);
+    EXPECT_EQ(vis.encoding(), Visibility::Encoding::none);
+    EXPECT_LE(vis.clusters(), q.leafs.size());
+    EXPECT_FALSE(vis.cluster_of_leaf(q.leafs.size() - 1).has_value());
+    EXPECT_LE(vis.row_bytes(), (q.leafs.size() + 7) / 8);
+    for (size_t c = 0; c < vis.clusters(); ++c) EXPECT_EQ(vis.pvs(c).size(), vis.row_bytes());
+}
+
 TEST(QuakeVisibility, RunLengthRowsRoundTripAndStayInBounds) {
     std::mt19937 rng(7);
     for (int round = 0; round < 300; ++round) {

@@ -20,8 +20,12 @@ void read_visibility(const Bsp& bsp, VisibilityBuilder& b) {
     }
     const ByteSpan l = b.lump();
     if (l.empty()) {
+        // No visdata: every cluster sees every other. The count comes from
+        // the leafs; there are never more clusters than leafs, so a hostile
+        // cluster number cannot ask for billions of rows (leafs whose cluster
+        // is out of range then have none).
         b.set_encoding(Visibility::Encoding::none);
-        b.set_clusters(size_t(most + 1));
+        b.set_clusters(std::min(size_t(most + 1), leafs.size()));
         return;
     }
     if (l.size() < 8) b.fail(0, "visdata lump of " + std::to_string(l.size()) + " bytes has no header");
