@@ -131,6 +131,7 @@ void pvs_all_clusters(benchmark::State& state, const std::string& relpath) {
     BENCHMARK_CAPTURE(pvs_all_clusters, name, path)->UseRealTime()->Unit(benchmark::kMicrosecond)
 
 FAMILY(quake1, "q1_v29/pd_change_dest.bsp");
+FAMILY(bsp2, "q1_bsp2/rmq_mp_lobby.bsp");
 FAMILY(goldsrc, "hl1_v30/cs16_de_torabora.bsp");
 FAMILY(quake2, "q2_v38/librequake_lq_e0m2_quake2.bsp");
 FAMILY(quake3, "q3_v46/nexuiz_ons-reborn.bsp");
