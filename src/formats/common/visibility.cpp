@@ -92,14 +92,7 @@ void read_source_visibility(const Bsp& bsp, VisibilityBuilder& b) {
     b.set_lump(bsp, *bsp.find_lump("visibility"));
     b.read_dvis(bsp.byte_order());
     // dleaf_t.cluster of every leaf version (version 0 leaves come normalised).
-    const auto leafs = map.leafs();
-    b.leaf_cluster().resize(leafs.size());
-    int32_t most = -1;
-    for (size_t i = 0; i < leafs.size(); ++i) {
-        b.leaf_cluster()[i] = leafs[i].cluster;
-        most = std::max<int32_t>(most, leafs[i].cluster);
-    }
-    if (b.vis.encoding() == Visibility::Encoding::none) b.set_clusters(size_t(most + 1));
+    b.set_leaf_clusters(map.leafs());
 }
 
 Visibility Visibility::of(const Bsp& bsp) {

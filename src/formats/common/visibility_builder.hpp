@@ -3,6 +3,8 @@
 
 #include <bspkit/visibility.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 namespace bspkit {
@@ -28,6 +30,22 @@ struct VisibilityBuilder {
 
     [[noreturn]] void fail(int64_t offset_in_lump, std::string detail) const {
         throw Error({vis.file_, vis.lump_name_, vis.lump_file_offset_ + offset_in_lump}, std::move(detail));
+    }
+
+    /// Records each leaf's cluster. Without vis data (encoding none) every
+    /// cluster sees every other, and the count comes from the leafs: the
+    /// largest cluster + 1, but never more clusters than leafs, so a hostile
+    /// cluster number cannot ask for billions of rows (leafs whose cluster is
+    /// out of range then have none).
+    template <class Leafs>
+    void set_leaf_clusters(const Leafs& leafs) {
+        vis.leaf_cluster_.resize(leafs.size());
+        int64_t most = -1;
+        for (size_t i = 0; i < leafs.size(); ++i) {
+            vis.leaf_cluster_[i] = int32_t(leafs[i].cluster);
+            most = std::max<int64_t>(most, leafs[i].cluster);
+        }
+        if (vis.encoding_ == Visibility::Encoding::none) vis.clusters_ = std::min(size_t(most + 1), leafs.size());
     }
 
     /// Reads a Quake 2 / Source dvis_t header: numclusters, bitofs[n][2].

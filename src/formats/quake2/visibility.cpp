@@ -12,14 +12,7 @@ void read_visibility(const Bsp& bsp, VisibilityBuilder& b) {
     const Map map(bsp);
     b.set_lump(bsp, Map::LUMP_VISIBILITY);
     b.read_dvis(bsp.byte_order());
-    const auto leafs = map.leafs();
-    b.leaf_cluster().resize(leafs.size());
-    int32_t most = -1;
-    for (size_t i = 0; i < leafs.size(); ++i) {
-        b.leaf_cluster()[i] = leafs[i].cluster;
-        most = std::max<int32_t>(most, leafs[i].cluster);
-    }
-    if (b.vis.encoding() == Visibility::Encoding::none) b.set_clusters(size_t(most + 1));
+    b.set_leaf_clusters(map.leafs());
 }
 
 }  // namespace bspkit::quake2

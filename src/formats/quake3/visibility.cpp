@@ -11,21 +11,11 @@ namespace bspkit::quake3 {
 void read_visibility(const Bsp& bsp, VisibilityBuilder& b) {
     const Map map(bsp);
     b.set_lump(bsp, Map::LUMP_VISIBILITY);
-    const auto leafs = map.leafs();
-    b.leaf_cluster().resize(leafs.size());
-    int32_t most = -1;
-    for (size_t i = 0; i < leafs.size(); ++i) {
-        b.leaf_cluster()[i] = leafs[i].cluster;
-        most = std::max(most, leafs[i].cluster);
-    }
     const ByteSpan l = b.lump();
     if (l.empty()) {
-        // No visdata: every cluster sees every other. The count comes from
-        // the leafs; there are never more clusters than leafs, so a hostile
-        // cluster number cannot ask for billions of rows (leafs whose cluster
-        // is out of range then have none).
+        // No visdata: every cluster sees every other.
         b.set_encoding(Visibility::Encoding::none);
-        b.set_clusters(std::min(size_t(most + 1), leafs.size()));
+        b.set_leaf_clusters(map.leafs());
         return;
     }
     if (l.size() < 8) b.fail(0, "visdata lump of " + std::to_string(l.size()) + " bytes has no header");
@@ -44,6 +34,7 @@ void read_visibility(const Bsp& bsp, VisibilityBuilder& b) {
     b.set_clusters(size_t(num));
     b.set_stored_row_bytes(size_t(size));
     b.set_header_bytes(8);
+    b.set_leaf_clusters(map.leafs());
 }
 
 }  // namespace bspkit::quake3
