@@ -96,6 +96,7 @@ FAMILY(goldsrc, "hl1_v30/cs16_de_torabora.bsp");
 FAMILY(quake2, "q2_v38/librequake_lq_e0m2_quake2.bsp");
 FAMILY(quake3, "q3_v46/nexuiz_ons-reborn.bsp");
 FAMILY(nightfire, "nightfire_v42/nf_weapon_accuracy_nf.bsp");
-FAMILY(source, "src_v21/l4d2_escapefromterrortown01.bsp");
+FAMILY(source, "src_v21/l4d2_escapefromterrortown01.bsp");  // largest file (3.4 MB of it pakfile)
+FAMILY(source_v17, "src_v17/vtmb_ch_temple_3.bsp");          // most geometry
 
 BENCHMARK_MAIN();
