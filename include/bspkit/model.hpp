@@ -163,9 +163,15 @@ struct BuildOptions {
 /// that make geometry impossible (with file, lump and offset).
 Map build(const Bsp& bsp, const BuildOptions& options = {});
 
+/// Bytes the lightmap pages of one map may take together (every page is the
+/// size of the whole atlas; the first page is always built).
+inline constexpr uint64_t kMaxLightmapPageBytes = uint64_t(512) << 20;
+
 /// Packs Map::lightmap_images into one atlas per light style and rewrites
 /// every vertex's lightmap_uv into atlas coordinates (0..1). Called by build().
-void pack_lightmaps(Map& map);
+/// Pages that would pass `max_page_bytes` in total are left out with a
+/// diagnostic (a hostile map naming hundreds of styles).
+void pack_lightmaps(Map& map, uint64_t max_page_bytes = kMaxLightmapPageBytes);
 
 /// Every light style's page added up (saturating at 255): the map with all
 /// its lights on at their normal brightness, in the shared layout. What a

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <numeric>
+#include <string>
 
 namespace bspkit::model {
 namespace {
@@ -17,6 +18,8 @@ struct Rect {
 };
 
 constexpr uint32_t kBorder = 1;
+
+
 
 // Places images of the given sizes on shelves of `width`; returns the height used.
 uint32_t shelf_pack(const std::vector<LightmapImage>& images, const std::vector<size_t>& order, uint32_t width,
@@ -50,7 +53,7 @@ void blit(const LightmapImage& image, size_t slot, Rect at, LightmapAtlas& atlas
 
 }  // namespace
 
-void pack_lightmaps(Map& map) {
+void pack_lightmaps(Map& map, uint64_t max_page_bytes) {
     auto& images = map.lightmap_images;
     if (images.empty()) return;
     uint64_t area = 0;
@@ -89,8 +92,17 @@ void pack_lightmaps(Map& map) {
             if (style_of[i][k] != 255) used[style_of[i][k]] = true;
 
     map.lightmaps.clear();
+    const uint64_t page_bytes = uint64_t(width) * height * 3;
+    size_t skipped = 0;
     for (size_t style = 0; style < 255; ++style) {
         if (!used[style]) continue;
+        // Every page is as large as the whole atlas: a hostile map whose faces
+        // name hundreds of styles must not multiply memory. Real maps use a
+        // few dozen styles at most (engines keep 64 or 256 light styles).
+        if (!map.lightmaps.empty() && page_bytes * (map.lightmaps.size() + 1) > max_page_bytes) {
+            ++skipped;
+            continue;
+        }
         LightmapAtlas atlas;
         atlas.style = uint32_t(style);
         atlas.width = width;
@@ -103,6 +115,12 @@ void pack_lightmaps(Map& map) {
         }
         map.lightmaps.push_back(std::move(atlas));
     }
+    if (skipped)
+        map.diagnostics.push_back({Severity::warning, "lighting", -1,
+                                   "lightmap pages of " + std::to_string(skipped) + " light styles were not built: " +
+                                       std::to_string(map.lightmaps.size()) + " pages of " + std::to_string(width) +
+                                       " x " + std::to_string(height) + " already use the " +
+                                       std::to_string(max_page_bytes) + " bytes allowed"});
     for (Model& m : map.models) {
         for (Surface& s : m.surfaces) {
             if (s.lightmap < 0 || size_t(s.lightmap) >= images.size()) continue;

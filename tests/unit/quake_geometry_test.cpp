@@ -228,6 +228,38 @@ TEST(QuakeGeometry, BuildPacksLightmapsIntoOneAtlasPerLightStyle) {
     });
 }
 
+// Every page is as large as the atlas, so the pages of a map naming many
+// styles are capped in bytes: the first pages are built, the rest skipped
+// with a diagnostic naming how many.
+TEST(QuakeGeometry, LightmapPagesAreCappedInBytes) {
+    model::Map map;
+    model::Model world;
+    for (int f = 0; f < 10; ++f) {
+        model::LightmapImage img;
+        img.width = img.height = 4;
+        model::Surface s;
+        for (int k = 0; k < 4; ++k) {
+            img.styles.emplace_back(4 * 4 * 3, uint8_t(10 * f + k));
+            s.styles[size_t(k)] = uint8_t(4 * f + k);  // 40 distinct styles
+        }
+        s.lightmap = int32_t(map.lightmap_images.size());
+        s.vertices.resize(3);
+        map.lightmap_images.push_back(std::move(img));
+        world.surfaces.push_back(std::move(s));
+    }
+    map.models.push_back(world);
+    model::Map all = map;
+    model::pack_lightmaps(all);
+    ASSERT_EQ(all.lightmaps.size(), 40u);
+    EXPECT_TRUE(all.diagnostics.empty());
+    const uint64_t page = uint64_t(all.lightmaps[0].width) * all.lightmaps[0].height * 3;
+    model::pack_lightmaps(map, 5 * page);
+    ASSERT_EQ(map.lightmaps.size(), 5u);
+    for (uint32_t k = 0; k < 5; ++k) EXPECT_EQ(map.lightmaps[k].style, k);
+    ASSERT_EQ(map.diagnostics.size(), 1u);
+    EXPECT_NE(map.diagnostics[0].message.find("35 light styles"), std::string::npos) << map.diagnostics[0].message;
+}
+
 TEST(QuakeGeometry, MaterialFlagsFromNamesAndTexinfo) {
     struct Case {
         const char* name;
