@@ -19,8 +19,6 @@ struct Rect {
 
 constexpr uint32_t kBorder = 1;
 
-
-
 // Places images of the given sizes on shelves of `width`; returns the height used.
 uint32_t shelf_pack(const std::vector<LightmapImage>& images, const std::vector<size_t>& order, uint32_t width,
                     std::vector<Rect>& out) {
