@@ -7,6 +7,11 @@ JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD_DIR   ?= build
 CORPUS      ?= $(abspath ../shared/corpus)
 CMAKE_FLAGS ?=
+# ccache, when installed, makes rebuilds in several checkouts cheap (never required).
+CCACHE      := $(shell command -v ccache 2>/dev/null)
+ifneq ($(CCACHE),)
+CMAKE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
+endif
 
 # Debian 12 packages the build and the tests need.
 DEBIAN_PACKAGES = build-essential cmake pkg-config git \
