@@ -5,6 +5,8 @@
 #include <bspkit/bytes.hpp>
 #include <bspkit/error.hpp>
 
+#include "../formats/common/indexed_pixels.hpp"
+
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -116,21 +118,6 @@ T record_at(ByteSpan data, uint64_t offset, const std::string& name, const char*
 template <size_t N>
 std::string field_name(const char (&s)[N]) {
     return std::string(s, strnlen(s, N));
-}
-
-/// Palette indices to RGBA; index 255 transparent for '{' cut-out names.
-inline void indexed_to_rgba(const uint8_t* src, uint64_t pixels, const uint8_t* palette, bool cutout, uint8_t* dst) {
-    for (uint64_t p = 0; p < pixels; ++p, dst += 4) {
-        const uint8_t index = src[p];
-        if (cutout && index == 255) {
-            dst[0] = dst[1] = dst[2] = dst[3] = 0;
-            continue;
-        }
-        dst[0] = palette[index * 3];
-        dst[1] = palette[index * 3 + 1];
-        dst[2] = palette[index * 3 + 2];
-        dst[3] = 255;
-    }
 }
 
 }  // namespace bspkit::textures

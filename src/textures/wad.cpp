@@ -7,6 +7,7 @@
 
 #include <bspkit/file_io.hpp>
 #include <bspkit/textures.hpp>
+#include <bspkit/zip.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -69,7 +70,7 @@ Wad Wad::parse(Bytes bytes, std::string name) {
     const auto header = record_at<wadheader_t>(data, 0, wad.name_, "WAD header");
     const std::string id(header.identification, 4);
     if (id != "WAD2" && id != "WAD3")
-        throw Error({wad.name_, "", 0}, "not a WAD2 or WAD3 file (identification \"" + id.substr(0, 4) + "\")");
+        throw Error({wad.name_, "", 0}, "not a WAD2 or WAD3 file (identification \"" + zip::printable(id) + "\")");
     wad.wad3_ = id == "WAD3";
     if (header.numlumps < 0 || header.infotableofs < 0 ||
         uint64_t(header.infotableofs) + uint64_t(header.numlumps) * sizeof(wadlumpinfo_t) > data.size())

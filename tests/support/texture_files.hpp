@@ -44,6 +44,21 @@ inline std::array<uint8_t, 768> ramp_palette() {
 /// Palette index of pixel (x, y) in the test images.
 inline uint8_t test_index(uint32_t x, uint32_t y) { return uint8_t(x * 16 + y); }
 
+/// Four mip offsets, the first at `first`.
+inline void mip_offsets(Bytes& out, uint32_t first, uint32_t w, uint32_t h) {
+    for (int level = 0; level < 4; ++level) {
+        append<uint32_t>(out, first);
+        first += (w >> level) * (h >> level);
+    }
+}
+
+/// Four mip levels: test_index pixels at level 0, zeros below.
+inline void mip_levels(Bytes& out, uint32_t w, uint32_t h) {
+    for (int level = 0; level < 4; ++level)
+        for (uint32_t y = 0; y < (h >> level); ++y)
+            for (uint32_t x = 0; x < (w >> level); ++x) out.push_back(level == 0 ? test_index(x, y) : 0);
+}
+
 /// A miptex: 40-byte header, 4 levels of test_index pixels; with `palette`
 /// (WAD3 / GoldSrc) a uint16 256 and the palette after them.
 inline Bytes make_miptex(std::string_view name, uint32_t w, uint32_t h, const std::array<uint8_t, 768>* palette) {
@@ -51,14 +66,8 @@ inline Bytes make_miptex(std::string_view name, uint32_t w, uint32_t h, const st
     put_name(out, name, 16);
     append<uint32_t>(out, w);
     append<uint32_t>(out, h);
-    uint32_t offset = 40;
-    for (int level = 0; level < 4; ++level) {
-        append<uint32_t>(out, offset);
-        offset += (w >> level) * (h >> level);
-    }
-    for (int level = 0; level < 4; ++level)
-        for (uint32_t y = 0; y < (h >> level); ++y)
-            for (uint32_t x = 0; x < (w >> level); ++x) out.push_back(level == 0 ? test_index(x, y) : 0);
+    mip_offsets(out, 40, w, h);
+    mip_levels(out, w, h);
     if (palette) {
         append<uint16_t>(out, 256);
         out.insert(out.end(), palette->begin(), palette->end());
@@ -103,18 +112,12 @@ inline Bytes make_wal(std::string_view name, uint32_t w, uint32_t h) {
     put_name(out, name, 32);
     append<uint32_t>(out, w);
     append<uint32_t>(out, h);
-    uint32_t offset = 100;
-    for (int level = 0; level < 4; ++level) {
-        append<uint32_t>(out, offset);
-        offset += (w >> level) * (h >> level);
-    }
+    mip_offsets(out, 100, w, h);
     put_name(out, "", 32);
     append<int32_t>(out, 0);
     append<int32_t>(out, 0);
     append<int32_t>(out, 0);
-    for (int level = 0; level < 4; ++level)
-        for (uint32_t y = 0; y < (h >> level); ++y)
-            for (uint32_t x = 0; x < (w >> level); ++x) out.push_back(level == 0 ? test_index(x, y) : 0);
+    mip_levels(out, w, h);
     return out;
 }
 
