@@ -242,7 +242,9 @@ private:
         wads_ready_ = true;
         std::set<std::string> seen;
         auto add = [&](const fs::path& p) {
-            const std::string key = fs::weakly_canonical(p).string();
+            std::error_code ec;
+            const fs::path canonical = fs::weakly_canonical(p, ec);
+            const std::string key = ec ? p.string() : canonical.string();
             if (!seen.insert(key).second) return;
             try {
                 wads_.emplace_back(p.string(), std::make_shared<Wad>(Wad::open(p)));
