@@ -15,7 +15,7 @@ endif
 
 # Debian 12 packages the build and the tests need.
 DEBIAN_PACKAGES = build-essential cmake pkg-config git \
-  liblzma-dev libzip-dev libpng-dev libfmt-dev libcli11-dev nlohmann-json3-dev \
+  liblzma-dev libzip-dev zlib1g-dev libstb-dev libpng-dev libfmt-dev libcli11-dev nlohmann-json3-dev \
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
 
 .PHONY: all deps demo build test test-sanitize bench fuzz clean

@@ -12,7 +12,9 @@
 #include <bspkit/formats/source_pakfile.hpp>
 #include <bspkit/formats/source_props.hpp>
 #include <bspkit/model.hpp>
+#include <bspkit/textures.hpp>
 #include <bspkit/visibility.hpp>
+#include <bspkit/zip.hpp>
 
 #include <array>
 #include <cstddef>
@@ -121,17 +123,47 @@ inline void geometry_and_export(const uint8_t* data, size_t size) {
     });
 }
 
+/// Texture files of the search path: the input as a WAD (every miptex), a
+/// miptex, a VTF, a WAL, a PCX palette, a TGA / JPEG / PNG, a VPK directory,
+/// a zip (.pk3, every entry), shader script and VMT text.
+inline void texture_files(const uint8_t* data, size_t size) {
+    const Bytes bytes(data, data + size);
+    const std::array<uint8_t, 768> palette{};
+    guarded([&] {
+        const textures::Wad wad = textures::Wad::parse(bytes, "fuzz.wad");
+        for (size_t i = 0; i < wad.entries().size() && i < 64; ++i) guarded([&] { (void)wad.decode(i, palette); });
+    });
+    guarded([&] { (void)textures::decode_miptex(bytes, true, palette, "fuzz.mip"); });
+    guarded([&] { (void)textures::decode_vtf(bytes, "fuzz.vtf"); });
+    guarded([&] { (void)textures::decode_wal(bytes, palette, "fuzz.wal"); });
+    guarded([&] { (void)textures::pcx_palette(bytes, "fuzz.pcx"); });
+    guarded([&] { (void)textures::decode_image(bytes, "fuzz.tga"); });
+    guarded([&] {
+        // Archive numbers other than 0x7fff name files that do not exist: an Error.
+        const textures::Vpk vpk = textures::Vpk::parse(bytes, "/nonexistent/fuzz_dir.vpk");
+        (void)vpk.read("materials/a.vtf");
+    });
+    guarded([&] {
+        const zip::Archive z = zip::Archive::parse(bytes, {"fuzz.pk3", "", 0});
+        for (size_t i = 0; i < z.entries().size() && i < 64; ++i) guarded([&] { (void)z.extract(i); });
+    });
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    (void)textures::parse_shaders(text);
+    (void)textures::parse_vmt(text);
+}
+
 struct EntryPoint {
     std::string_view name;
     void (*run)(const uint8_t*, size_t);
 };
 
-inline constexpr std::array<EntryPoint, 7> kEntryPoints = {{{"open", open_and_save},
+inline constexpr std::array<EntryPoint, 8> kEntryPoints = {{{"open", open_and_save},
                                                             {"check", check},
                                                             {"entities", entities},
                                                             {"props", props},
                                                             {"pak", pak},
                                                             {"vis", vis},
-                                                            {"export", geometry_and_export}}};
+                                                            {"export", geometry_and_export},
+                                                            {"textures", texture_files}}};
 
 }  // namespace bspkit::fuzz

@@ -1,6 +1,7 @@
 // bspkit export FILE -o OUT.glb|OUT.gltf|OUT.obj [--models world|all] [--skip CLASSES]
 //                    [--no-lightmaps] [--no-textures] [--tools] [--scale S] [--y-up] [--json]
 #include "common.hpp"
+#include "texture_search.hpp"
 
 #include <bspkit/export.hpp>
 #include <bspkit/model.hpp>
@@ -83,6 +84,7 @@ struct Args {
     bool no_lightmaps = false, no_textures = false, tools = false, y_up = false, json = false, hdr = false;
     float scale = 1;
     std::string patch_level = "adaptive";
+    TextureSearchArgs texture_search;
 };
 
 /// --patch-level: "adaptive" (the default) or a fixed number of subdivisions 1..16.
@@ -125,7 +127,10 @@ int run_export(const Args& a) {
     build.all_models = options.all_models;
     build.patch_level = patch_level;
     build.hdr_lightmaps = a.hdr;
-    const model::Map map = model::build(bsp, build);
+    model::Map map = model::build(bsp, build);
+    nlohmann::json missing_textures = nlohmann::json::array();
+    if (options.textures && a.texture_search.given())
+        missing_textures = resolve_textures_reporting(map, bsp, a.texture_search);
     options.progress = [&progress](std::string_view stage, double fraction) {
         progress.set(stage == "writing" ? "writing" : stage == "images" ? "images" : "geometry", fraction);
     };
@@ -145,7 +150,8 @@ int run_export(const Args& a) {
                                   {"materials", summary.materials},
                                   {"images", summary.images},
                                   {"skipped_surfaces", summary.skipped_surfaces},
-                                  {"skipped_models", summary.skipped_models}};
+                                  {"skipped_models", summary.skipped_models},
+                                  {"missing", missing_textures}};
         fmt::print("{}\n", j.dump(2));
     }
     fmt::print(stderr, "{}: wrote {} ({} models, {} triangles, {} materials, {} images; skipped {} surfaces, {} models)\n",
@@ -173,6 +179,7 @@ void add_export(CLI::App& app, Action& action) {
     cmd->add_flag("--hdr", a->hdr, "Source: lightmaps from the HDR lighting lump when the map has one");
     cmd->add_flag("--no-textures", a->no_textures, "Do not write the map's embedded textures");
     cmd->add_flag("--tools", a->tools, "Keep trigger and clip surfaces");
+    add_texture_search_options(cmd, a->texture_search);
     cmd->add_option("--scale", a->scale, "Multiply every coordinate (e.g. 0.0254: Quake units to metres)");
     cmd->add_option("--patch-level", a->patch_level,
                     "Quake 3 bezier patches: 'adaptive' (default: subdivisions by curvature, no cracks) or a\n"

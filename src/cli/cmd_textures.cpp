@@ -1,14 +1,18 @@
-// bspkit textures FILE -o DIR [--palette FILE] [--json]: writes every texture
-// embedded in a Quake 1 / BSP2 / GoldSrc map as DIR/<name>.png (RGBA). Names
+// bspkit textures FILE -o DIR [--palette FILE] [--wad P]... [--game-dir D]... [--json]:
+// writes every texture of a map as DIR/<name>.png (RGBA): those embedded in
+// a Quake 1 / BSP2 / GoldSrc map, then those found on the texture search path
+// (bspkit/textures.hpp: WADs, game folders, a Source map's pakfile). Names
 // are sanitised to [A-Za-z0-9_-] (anything else becomes '_') and made unique,
 // so nothing is written outside DIR. Quake textures use the Quake palette or
 // the palette.lmp given with --palette; GoldSrc textures carry their own.
-// Quake 2, Quake 3 and Nightfire maps keep their textures outside the map
-// and Source maps in the pakfile (`bspkit pak`): nothing is written for them.
+// Every material without a texture is listed once on stderr (and under
+// "missing" with --json) with the places searched.
 #include "common.hpp"
+#include "texture_search.hpp"
 
 #include <bspkit/formats/quake1.hpp>
 #include <bspkit/formats/quake1_textures.hpp>
+#include <bspkit/model.hpp>
 #include <bspkit/png.hpp>
 
 #include <fmt/core.h>
@@ -40,7 +44,8 @@ std::string lower(std::string s) {
     return s;
 }
 
-int run_textures(const std::string& file, const std::string& dir, const std::string& palette_path, bool json) {
+int run_textures(const std::string& file, const std::string& dir, const std::string& palette_path,
+                 const TextureSearchArgs& search, bool json) {
     const Bsp bsp = open_reporting(file);
     const bool quake1_family =
         bsp.format() == Format::quake1 || bsp.format() == Format::bsp2 || bsp.format() == Format::goldsrc;
@@ -50,12 +55,20 @@ int run_textures(const std::string& file, const std::string& dir, const std::str
         if (bsp.format() == Format::goldsrc)
             fmt::print(stderr, "{}: warning: GoldSrc textures carry their own palettes: --palette is not used\n", file);
     }
-    quake1::DecodedTextures decoded;
-    if (quake1_family) {
-        const quake1::Map map(bsp);
-        decoded = quake1::decode_textures(map, palette ? *palette : quake1::quake_palette());
-        for (const Diagnostic& d : decoded.diagnostics) print_diagnostic(file, d);
+    model::BuildOptions options;
+    options.lightmaps = false;
+    model::Map map = model::build(bsp, options);
+    if (quake1_family && palette && bsp.format() != Format::goldsrc) {
+        // The builder decodes with Quake's palette: decode again with the one given (same order).
+        quake1::DecodedTextures decoded = quake1::decode_textures(quake1::Map(bsp), *palette);
+        if (decoded.textures.size() == map.textures.size()) map.textures = std::move(decoded.textures);
     }
+    for (const Diagnostic& d : map.diagnostics)
+        if (d.lump == "textures") print_diagnostic(file, d);
+    const size_t embedded = map.textures.size();
+    textures::SearchPath path;
+    if (palette) path.quake_palette = *palette;
+    nlohmann::json missing = resolve_textures_reporting(map, bsp, search, path);
 
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
@@ -67,26 +80,26 @@ int run_textures(const std::string& file, const std::string& dir, const std::str
     j["format"] = format_id(bsp.format());
     auto& list = j["textures"] = nlohmann::json::array();
     std::set<std::string> used;  // lower case: case-insensitive file systems
-    for (const model::Texture& t : decoded.textures) {
+    for (size_t i = 0; i < map.textures.size(); ++i) {
+        const model::Texture& t = map.textures[i];
         std::string stem = file_stem(t.name);
         for (int n = 2; used.count(lower(stem)); ++n) stem = file_stem(t.name) + "_" + std::to_string(n);
         used.insert(lower(stem));
-        const std::filesystem::path path = std::filesystem::path(dir) / (stem + ".png");
-        write_png(path, t.width, t.height, 4, t.rgba);
-        list.push_back({{"name", t.name}, {"width", t.width}, {"height", t.height}, {"path", path.string()}});
-        if (!json) fmt::print("{}\n", path.string());
+        const std::filesystem::path out = std::filesystem::path(dir) / (stem + ".png");
+        write_png(out, t.width, t.height, 4, t.rgba);
+        list.push_back({{"name", t.name},
+                        {"width", t.width},
+                        {"height", t.height},
+                        {"path", out.string()},
+                        {"source", i < embedded ? "embedded" : "search path"}});
+        if (!json) fmt::print("{}\n", out.string());
     }
+    j["missing"] = std::move(missing);
     if (json) {
         fmt::print("{}\n", j.dump(2));
-    } else if (decoded.textures.empty()) {
-        if (quake1_family)
-            fmt::print(stderr, "{}: no embedded textures (they are in external WADs): nothing written\n", file);
-        else if (bsp.format() == Format::source)
-            fmt::print(stderr, "{}: Source maps keep embedded textures as VTF files in the pakfile "
-                               "(see `bspkit pak`): nothing written\n", file);
-        else
-            fmt::print(stderr, "{}: {} maps keep their textures outside the map: nothing written\n", file,
-                       format_id(bsp.format()));
+    } else if (map.textures.empty()) {
+        fmt::print(stderr, "{}: no textures found (none embedded{}): nothing written\n", file,
+                   search.given() ? "" : "; give --wad or --game-dir to search for them");
     }
     return kExitOk;
 }
@@ -97,15 +110,19 @@ void add_textures(CLI::App& app, Action& action) {
     auto dir = std::make_shared<std::string>();
     auto palette = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
+    auto search = std::make_shared<TextureSearchArgs>();
     cmd->add_option("FILE", *file, "BSP file")->required();
     cmd->add_option("-o,--output", *dir, "Directory to write <name>.png into (created if missing)")->required();
     cmd->add_option("--palette", *palette, "A palette.lmp (768 bytes) for Quake / BSP2 textures instead of Quake's");
-    cmd->add_flag("--json", *json, "Print machine-readable JSON (name, size and path of each texture)");
+    add_texture_search_options(cmd, *search);
+    cmd->add_flag("--json", *json,
+                  "Print machine-readable JSON (name, size, path and source of each texture; \"missing\": materials\n"
+                  "without a texture and where they were searched)");
     cmd->footer("Names keep [A-Za-z0-9_-] (others become '_') and get _2, _3 ... when they repeat.\n"
-                "'{' textures: palette index 255 is transparent. Textures kept in WADs are not in the map.\n"
+                "'{' textures: palette index 255 is transparent. A Source map's pakfile is always searched.\n"
                 "Exit status: 0 ok, 1 unreadable file or palette, 2 usage.");
-    cmd->callback([&action, file, dir, palette, json] {
-        action = [file, dir, palette, json] { return run_textures(*file, *dir, *palette, *json); };
+    cmd->callback([&action, file, dir, palette, search, json] {
+        action = [file, dir, palette, search, json] { return run_textures(*file, *dir, *palette, *search, *json); };
     });
 }
 

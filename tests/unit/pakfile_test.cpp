@@ -353,9 +353,9 @@ TEST(Pakfile, ToleratesXboxCentralDirectoryAndShiftedOffsets) {
     EXPECT_EQ(s.extract(2), kItems[2].data);
 }
 
-TEST(Pakfile, DeflateEntriesGoThroughLibzip) {
-    // An archive libzip writes with its default method (deflate), which the
-    // engine cannot read but bspkit still extracts.
+TEST(Pakfile, DeflateEntriesWrittenByLibzipDecode) {
+    // An archive libzip (an independent writer) makes with its default method
+    // (deflate), which the engine cannot read but bspkit extracts through zlib.
     zip_error_t error;
     zip_error_init(&error);
     zip_source_t* src = zip_source_buffer_create(nullptr, 0, 0, &error);

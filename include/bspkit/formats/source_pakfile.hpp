@@ -8,12 +8,12 @@
 //   pak.write_to(bsp);  bsp.save("out.bsp");
 //
 // The engine reads stored (method 0) and LZMA (method 14, as written by
-// bspzip -repack) entries. Reading goes through our own bounds-checked walk of
-// the central directory, because real pakfiles break zip rules that libzip
-// enforces (Xbox 360 maps declare central-directory extra fields whose bytes
-// are not there). LZMA entries are decoded with liblzma: Debian 12's libzip
-// (1.7.3) is built without LZMA. Other methods (deflate, bzip2), which the
-// engine cannot read, are decoded through libzip when it can open the archive.
+// bspzip -repack) entries. Reading goes through the project's bounds-checked
+// zip reader (bspkit/zip.hpp), because real pakfiles break zip rules that
+// libzip enforces (Xbox 360 maps declare central-directory extra fields whose
+// bytes are not there). LZMA entries are decoded with liblzma, deflate (which
+// the engine cannot read, but tools write) with zlib; bzip2 and others are
+// refused by name.
 //
 // Writing keeps every existing entry's bytes (local header, data, central
 // record) as they are, appends new entries stored uncompressed (what the
@@ -23,6 +23,7 @@
 #include <bspkit/bsp.hpp>
 #include <bspkit/bytes.hpp>
 #include <bspkit/error.hpp>
+#include <bspkit/zip.hpp>
 
 #include <filesystem>
 #include <optional>
@@ -34,26 +35,12 @@
 namespace bspkit::source {
 
 /// Zip compression methods seen in pakfiles.
-inline constexpr uint16_t kZipStored = 0;
-inline constexpr uint16_t kZipDeflated = 8;
-inline constexpr uint16_t kZipLzma = 14;
+inline constexpr uint16_t kZipStored = zip::kStored;
+inline constexpr uint16_t kZipDeflated = zip::kDeflated;
+inline constexpr uint16_t kZipLzma = zip::kLzma;
 
 /// One archive member as recorded in the central directory.
-struct PakEntry {
-    std::string name;            ///< as stored (may hold backslashes: "maps\x.nav")
-    uint16_t method = kZipStored;
-    uint16_t flags = 0;          ///< general purpose bits (bit 0 encrypted, bit 1 LZMA end marker, bit 3 descriptor)
-    uint16_t dos_time = 0, dos_date = 0;
-    uint32_t crc32 = 0;
-    uint32_t compressed_size = 0;
-    uint32_t size = 0;           ///< uncompressed
-    int64_t header_offset = -1;  ///< local header, relative to the archive start (-1: added, not saved yet)
-    int64_t data_offset = -1;    ///< first data byte, relative to the archive start
-
-    bool directory() const noexcept { return !name.empty() && (name.back() == '/' || name.back() == '\\'); }
-    /// "stored", "lzma", "deflate", ... or "method N".
-    std::string method_name() const;
-};
+using PakEntry = zip::Entry;
 
 class Pakfile {
 public:
@@ -92,9 +79,9 @@ public:
     bool write_to(Bsp& bsp) const;
 
     /// The end record's comment (Valve tools write "XZP1 0" padded to 32 bytes).
-    const std::string& comment() const noexcept { return comment_; }
+    const std::string& comment() const noexcept;
     /// Oddities that did not stop reading (Xbox 360 central-directory padding, ...).
-    const std::vector<Diagnostic>& diagnostics() const noexcept { return diagnostics_; }
+    const std::vector<Diagnostic>& diagnostics() const noexcept;
     /// Location for messages about archive byte `zip_offset` (absolute file
     /// offset when the archive came from a file; -1 for none).
     Location at(int64_t zip_offset) const;
@@ -108,13 +95,9 @@ public:
     ~Pakfile();
 
 private:
-    Location where_;
-    Bytes zip_;
-    std::vector<PakEntry> entries_;
+    zip::Archive archive_;           ///< the archive as read (bytes, comment, directory padding)
+    std::vector<PakEntry> entries_;  ///< as edited
     std::vector<Item> items_;
-    std::string comment_;
-    Bytes directory_padding_;  ///< bytes after the last central record inside the directory's declared size
-    std::vector<Diagnostic> diagnostics_;
     bool modified_ = false;
 };
 

@@ -26,6 +26,7 @@
 // vertex or face ranges out of range) throw Error naming the record.
 #include "../../model/builders.hpp"
 #include "../../model/polygon.hpp"
+#include "../common/indexed_pixels.hpp"
 #include "../common/luxel_lightmaps.hpp"
 
 #include <bspkit/formats/quake1.hpp>
@@ -328,19 +329,7 @@ DecodedTextures decode_textures(const Map& map, const Palette& palette) {
         tex.width = m.width;
         tex.height = m.height;
         tex.rgba.resize(pixels * 4);
-        const uint8_t* src = base + m.offsets[0];
-        for (uint64_t p = 0; p < pixels; ++p) {
-            const uint8_t index = src[p];
-            uint8_t* dst = tex.rgba.data() + p * 4;
-            if (cutout && index == 255) {
-                dst[0] = dst[1] = dst[2] = dst[3] = 0;
-                continue;
-            }
-            dst[0] = colours[index * 3];
-            dst[1] = colours[index * 3 + 1];
-            dst[2] = colours[index * 3 + 2];
-            dst[3] = 255;
-        }
+        indexed_to_rgba(base + m.offsets[0], pixels, colours, cutout, tex.rgba.data());
         out.by_miptex[i] = int32_t(out.textures.size());
         out.textures.push_back(std::move(tex));
     }

@@ -1,0 +1,44 @@
+#include "texture_search.hpp"
+
+#include "common.hpp"
+
+#include <fmt/core.h>
+
+namespace bspkit::cli {
+
+void add_texture_search_options(CLI::App* cmd, TextureSearchArgs& args) {
+    cmd->add_option("--wad", args.wads,
+                    "A WAD2 / WAD3 file, or a folder holding the WADs named by the map's \"wad\" key (and others);\n"
+                    "repeatable")
+        ->check(CLI::ExistingPath);
+    cmd->add_option("--game-dir", args.game_dirs,
+                    "A game folder to find textures in, as the game does (repeatable): Quake 2 textures/*.wal +\n"
+                    "pics/colormap.pcx, Quake 3 images, shaders and *.pk3, Source materials/*.vmt -> *.vtf and\n"
+                    "*_dir.vpk (after the map's pakfile)")
+        ->check(CLI::ExistingDirectory);
+}
+
+nlohmann::json resolve_textures_reporting(model::Map& map, const Bsp& bsp, const TextureSearchArgs& args,
+                                          textures::SearchPath path) {
+    for (const std::string& w : args.wads) path.wads.emplace_back(w);
+    for (const std::string& d : args.game_dirs) path.game_dirs.emplace_back(d);
+    const textures::Resolved r = textures::resolve(map, bsp, path);
+    for (const Diagnostic& d : r.diagnostics) print_diagnostic(bsp.file_name(), d);
+    nlohmann::json missing = nlohmann::json::array();
+    for (const textures::Missing& m : r.missing) {
+        std::string places;
+        for (const std::string& s : m.searched) places += (places.empty() ? "" : ", ") + s;
+        if (places.empty()) places = "nowhere: give --wad or --game-dir";
+        if (m.problem.empty())
+            fmt::print(stderr, "{}: texture \"{}\" not found; searched {}\n", bsp.file_name(), m.material, places);
+        else
+            fmt::print(stderr, "{}: texture \"{}\" not used: {}; searched {}\n", bsp.file_name(), m.material,
+                       m.problem, places);
+        nlohmann::json j = {{"material", m.material}, {"searched", m.searched}};
+        if (!m.problem.empty()) j["problem"] = m.problem;
+        missing.push_back(std::move(j));
+    }
+    return missing;
+}
+
+}  // namespace bspkit::cli

@@ -1,0 +1,517 @@
+// The texture search path: finds, per format, the files the game would load
+// for each material the map does not embed (see include/bspkit/textures.hpp).
+#include <bspkit/file_io.hpp>
+#include <bspkit/formats/quake1_textures.hpp>
+#include <bspkit/formats/source_pakfile.hpp>
+#include <bspkit/textures.hpp>
+#include <bspkit/zip.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+
+namespace bspkit::textures {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// RGBA bytes decoded at most in one resolve() (a hostile set of archives
+/// must not make the process allocate without bound).
+constexpr uint64_t kMaxDecodedBytes = uint64_t(1) << 30;
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+std::string slashes(std::string s) {
+    std::replace(s.begin(), s.end(), '\\', '/');
+    return s;
+}
+
+/// Loose files and archives below the search folders, with case-insensitive
+/// lookups (map material names rarely match the case of the files on disk).
+class Files {
+public:
+    explicit Files(std::vector<Diagnostic>& diagnostics) : diagnostics_(diagnostics) {}
+
+    /// `dir/relative`, matched one component at a time ignoring case.
+    std::optional<fs::path> loose(const fs::path& dir, std::string_view relative) {
+        fs::path at = dir;
+        std::string rel = slashes(std::string(relative));
+        size_t start = 0;
+        while (start < rel.size()) {
+            size_t slash = rel.find('/', start);
+            if (slash == std::string::npos) slash = rel.size();
+            const std::string part = rel.substr(start, slash - start);
+            start = slash + 1;
+            if (part.empty() || part == ".") continue;
+            if (part == "..") return std::nullopt;  // never above the search folder
+            const auto& listing = list(at);
+            const auto it = listing.find(lower(part));
+            if (it == listing.end()) return std::nullopt;
+            at /= it->second;
+        }
+        std::error_code ec;
+        if (!fs::is_regular_file(at, ec)) return std::nullopt;
+        return at;
+    }
+
+    /// The sub-folder `name` of `dir`, matched ignoring case.
+    std::optional<fs::path> folder(const fs::path& dir, const std::string& name) {
+        const auto& listing = list(dir);
+        const auto it = listing.find(lower(name));
+        std::error_code ec;
+        if (it == listing.end() || !fs::is_directory(dir / it->second, ec)) return std::nullopt;
+        return dir / it->second;
+    }
+
+    /// Files of `dir` whose lower-case name ends with `suffix`, sorted by name.
+    std::vector<fs::path> with_suffix(const fs::path& dir, std::string_view suffix) {
+        std::vector<fs::path> out;
+        for (const auto& [key, name] : list(dir))
+            if (key.size() >= suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) {
+                std::error_code ec;
+                if (fs::is_regular_file(dir / name, ec)) out.push_back(dir / name);
+            }
+        return out;  // std::map order: sorted by lower-case name
+    }
+
+    const zip::Archive* zip(const fs::path& path) {
+        auto [it, added] = zips_.try_emplace(path.string());
+        if (added) {
+            try {
+                it->second = std::make_unique<zip::Archive>(zip::Archive::open(path));
+                for (const Diagnostic& d : it->second->diagnostics()) diagnostics_.push_back(d);
+            } catch (const Error& e) {
+                diagnostics_.push_back({Severity::warning, "", -1, std::string(e.what()) + " (archive not searched)"});
+            }
+        }
+        return it->second.get();
+    }
+
+    const Vpk* vpk(const fs::path& path) {
+        auto [it, added] = vpks_.try_emplace(path.string());
+        if (added) {
+            try {
+                it->second = std::make_unique<Vpk>(Vpk::open(path));
+            } catch (const Error& e) {
+                diagnostics_.push_back({Severity::warning, "", -1, std::string(e.what()) + " (archive not searched)"});
+            }
+        }
+        return it->second.get();
+    }
+
+private:
+    const std::map<std::string, std::string>& list(const fs::path& dir) {
+        auto [it, added] = listings_.try_emplace(dir.string());
+        if (added) {
+            std::error_code ec;
+            for (fs::directory_iterator d(dir, ec), end; !ec && d != end; d.increment(ec))
+                it->second.emplace(lower(d->path().filename().string()), d->path().filename().string());
+        }
+        return it->second;
+    }
+
+    std::vector<Diagnostic>& diagnostics_;
+    std::map<std::string, std::map<std::string, std::string>> listings_;
+    std::map<std::string, std::unique_ptr<zip::Archive>> zips_;
+    std::map<std::string, std::unique_ptr<Vpk>> vpks_;
+};
+
+/// What one material's search produced.
+struct Lookup {
+    std::optional<model::Texture> texture;
+    std::vector<std::string> searched;
+    std::string problem;
+};
+
+/// A file's bytes by relative path in one place of the search path.
+struct Place {
+    std::string label;  ///< printed before the relative path
+    std::function<std::optional<Bytes>(const std::string&)> read;
+};
+
+class Resolver {
+public:
+    Resolver(const Bsp& bsp, const model::Map& map, const SearchPath& path, Resolved& out)
+        : bsp_(bsp), map_(map), path_(path), out_(out), files_(out.diagnostics) {}
+
+    Lookup find(const std::string& material) {
+        switch (map_.format) {
+            case Format::quake1:
+            case Format::bsp2:
+            case Format::goldsrc: return find_wad(material);
+            case Format::quake2: return find_quake2(material);
+            case Format::quake3: return find_quake3(material);
+            case Format::source: return find_source(material);
+            default: {
+                Lookup l;
+                l.problem = std::string("no texture search rule for ") + std::string(format_id(map_.format)) + " maps";
+                return l;
+            }
+        }
+    }
+
+private:
+    // --- places ------------------------------------------------------------
+
+    /// Loose files, then the archives (`archive_suffix`) of every game folder.
+    const std::vector<Place>& game_places(std::string_view archive_suffix, bool newest_archive_first) {
+        auto [it, added] = places_.try_emplace(std::string(archive_suffix));
+        if (!added) return it->second;
+        std::vector<Place>& places = it->second;
+        if (map_.format == Format::source) add_pakfile(places);
+        for (const fs::path& dir : path_.game_dirs) {
+            places.push_back({dir.string() + "/", [this, dir](const std::string& rel) -> std::optional<Bytes> {
+                                  if (const auto p = files_.loose(dir, rel)) return read_file(*p);
+                                  return std::nullopt;
+                              }});
+            std::vector<fs::path> archives = files_.with_suffix(dir, archive_suffix);
+            if (newest_archive_first) std::reverse(archives.begin(), archives.end());
+            for (const fs::path& a : archives) {
+                if (archive_suffix == ".pk3") {
+                    if (const zip::Archive* z = files_.zip(a))
+                        places.push_back({a.string() + ":", [z](const std::string& rel) -> std::optional<Bytes> {
+                                              if (const auto i = z->find(rel)) return z->extract(*i);
+                                              return std::nullopt;
+                                          }});
+                } else if (const Vpk* v = files_.vpk(a)) {
+                    places.push_back({a.string() + ":", [v](const std::string& rel) { return v->read(rel); }});
+                }
+            }
+        }
+        return places;
+    }
+
+    void add_pakfile(std::vector<Place>& places) {
+        try {
+            pak_ = std::make_shared<source::Pakfile>(source::Pakfile::read(bsp_));
+        } catch (const Error& e) {
+            out_.diagnostics.push_back({Severity::warning, "pakfile", e.where().offset,
+                                        "the pakfile cannot be read, so it is not searched: " + e.detail()});
+            return;
+        }
+        auto pak = pak_;
+        places.push_back({"pakfile:", [pak](const std::string& rel) -> std::optional<Bytes> {
+                              if (const auto i = pak->find(rel)) return pak->extract(*i);
+                              return std::nullopt;
+                          }});
+    }
+
+    /// The first of `candidates` in `places` (places outer, candidates inner
+    /// when `place_first`); every try is recorded in `l.searched`. A file that
+    /// exists but cannot be read is recorded as the problem and the search goes on.
+    std::optional<std::pair<Bytes, std::string>> first(const std::vector<Place>& places,
+                                                       const std::vector<std::string>& candidates, Lookup& l) {
+        for (const Place& place : places) {
+            for (const std::string& c : candidates) {
+                const std::string where = place.label + c;
+                l.searched.push_back(where);
+                try {
+                    if (auto bytes = place.read(c)) return std::make_pair(std::move(*bytes), where);
+                } catch (const Error& e) {
+                    if (l.problem.empty()) l.problem = e.what();
+                }
+            }
+        }
+        return std::nullopt;
+    }
+
+    template <class Decode>
+    bool decode_into(Lookup& l, const std::pair<Bytes, std::string>& file, Decode decode) {
+        try {
+            l.texture = decode(file.first, file.second);
+            l.problem.clear();
+            return true;
+        } catch (const Error& e) {
+            l.problem = e.what();
+            return false;
+        }
+    }
+
+    // --- Quake 1 / GoldSrc: WADs -------------------------------------------
+
+    const std::vector<std::pair<std::string, std::shared_ptr<Wad>>>& wads() {
+        if (wads_ready_) return wads_;
+        wads_ready_ = true;
+        std::set<std::string> seen;
+        auto add = [&](const fs::path& p) {
+            std::error_code ec;
+            const fs::path canonical = fs::weakly_canonical(p, ec);
+            const std::string key = ec ? p.string() : canonical.string();
+            if (!seen.insert(key).second) return;
+            try {
+                wads_.emplace_back(p.string(), std::make_shared<Wad>(Wad::open(p)));
+            } catch (const Error& e) {
+                out_.diagnostics.push_back({Severity::warning, "", -1, std::string(e.what()) + " (WAD not searched)"});
+            }
+        };
+        std::vector<fs::path> dirs;
+        std::error_code ec;
+        for (const fs::path& w : path_.wads) {
+            if (fs::is_directory(w, ec))
+                dirs.push_back(w);
+            else
+                add(w);
+        }
+        if (path_.map_wad_key && !map_.entities.empty()) {
+            std::vector<fs::path> key_dirs = dirs;
+            key_dirs.insert(key_dirs.end(), path_.game_dirs.begin(), path_.game_dirs.end());
+            key_dirs.push_back(fs::path(bsp_.file_name()).parent_path());
+            for (const auto& [k, value] : map_.entities[0].pairs) {
+                if (lower(k) != "wad" && lower(k) != "_wad") continue;
+                std::string list = slashes(value);
+                size_t start = 0;
+                while (start <= list.size()) {
+                    const size_t semi = std::min(list.find(';', start), list.size());
+                    std::string item = list.substr(start, semi - start);
+                    start = semi + 1;
+                    const size_t slash = item.rfind('/');
+                    const std::string file = slash == std::string::npos ? item : item.substr(slash + 1);
+                    if (file.empty()) continue;
+                    bool found = false;
+                    for (const fs::path& d : key_dirs)
+                        if (const auto p = files_.loose(d.empty() ? fs::path(".") : d, file)) {
+                            add(*p);
+                            found = true;
+                            break;
+                        }
+                    if (!found) wad_key_missing_.push_back("wad key \"" + item + "\" (no " + file + " in the --wad and game folders)");
+                }
+            }
+        }
+        for (const fs::path& d : dirs)
+            for (const fs::path& p : files_.with_suffix(d, ".wad")) add(p);
+        return wads_;
+    }
+
+    Lookup find_wad(const std::string& material) {
+        Lookup l;
+        const auto palette = path_.quake_palette ? *path_.quake_palette : quake1::quake_palette();
+        for (const auto& [label, wad] : wads()) {
+            l.searched.push_back(label);
+            if (const auto i = wad->find(material)) {
+                try {
+                    l.texture = wad->decode(*i, palette);
+                    l.problem.clear();
+                    return l;
+                } catch (const Error& e) {
+                    if (l.problem.empty()) l.problem = e.what();
+                }
+            }
+        }
+        l.searched.insert(l.searched.end(), wad_key_missing_.begin(), wad_key_missing_.end());
+        return l;
+    }
+
+    // --- Quake 2: WAL + colormap.pcx, or images ------------------------------
+
+    std::optional<std::array<uint8_t, 768>> quake2_palette(Lookup& l) {
+        if (!palette_tried_) {
+            palette_tried_ = true;
+            Lookup probe;
+            if (const auto f = first(game_places(".pk3", true), {"pics/colormap.pcx"}, probe)) {
+                try {
+                    palette_ = pcx_palette(f->first, f->second);
+                } catch (const Error& e) {
+                    palette_problem_ = e.what();
+                }
+            } else {
+                palette_problem_ = "no pics/colormap.pcx in the game folders for the WAL palette";
+            }
+        }
+        if (!palette_) l.problem = palette_problem_;
+        return palette_;
+    }
+
+    Lookup find_quake2(const std::string& material) {
+        Lookup l;
+        const auto& places = game_places(".pk3", true);
+        const std::string base = "textures/" + lower(slashes(material));
+        if (const auto f = first(places, {base + ".wal"}, l)) {
+            if (const auto palette = quake2_palette(l))
+                if (decode_into(l, *f, [&](const Bytes& b, const std::string& n) { return decode_wal(b, *palette, n); }))
+                    return l;
+        }
+        const std::string wal_problem = l.problem;
+        if (const auto f = first(places, {base + ".tga", base + ".png", base + ".jpg"}, l))
+            if (decode_into(l, *f, [](const Bytes& b, const std::string& n) { return decode_image(b, n); })) return l;
+        if (l.problem.empty()) l.problem = wal_problem;
+        return l;
+    }
+
+    // --- Quake 3: shaders, then images ----------------------------------------
+
+    const std::map<std::string, std::string>& shaders() {
+        if (shaders_ready_) return shaders_;
+        shaders_ready_ = true;
+        auto take = [&](const Bytes& text) {
+            for (const ShaderImage& s : parse_shaders(std::string_view(reinterpret_cast<const char*>(text.data()), text.size())))
+                shaders_.try_emplace(s.shader, s.image);
+        };
+        for (const fs::path& dir : path_.game_dirs) {
+            // Loose scripts/*.shader, then those in the archives (newest first).
+            if (const auto scripts = files_.folder(dir, "scripts")) {
+                for (const fs::path& s : files_.with_suffix(*scripts, ".shader")) {
+                    try {
+                        take(read_file(s));
+                    } catch (const Error& e) {
+                        out_.diagnostics.push_back({Severity::warning, "", -1, e.what()});
+                    }
+                }
+            }
+            std::vector<fs::path> pk3s = files_.with_suffix(dir, ".pk3");
+            std::reverse(pk3s.begin(), pk3s.end());
+            for (const fs::path& a : pk3s) {
+                const zip::Archive* z = files_.zip(a);
+                if (!z) continue;
+                for (const zip::Entry& e : z->entries()) {
+                    const std::string n = zip::engine_name(e.name);
+                    if (n.rfind("scripts/", 0) != 0 || n.size() < 7 || n.compare(n.size() - 7, 7, ".shader") != 0) continue;
+                    try {
+                        take(z->extract(e));
+                    } catch (const Error& err) {
+                        out_.diagnostics.push_back({Severity::warning, "", -1, err.what()});
+                    }
+                }
+            }
+        }
+        return shaders_;
+    }
+
+    Lookup find_quake3(const std::string& material) {
+        Lookup l;
+        std::string image = lower(slashes(material));
+        if (const auto it = shaders().find(image); it != shaders().end()) image = lower(slashes(it->second));
+        // The engine drops the extension and tries .tga then .jpg (ioquake3 adds .png).
+        const size_t dot = image.rfind('.');
+        const size_t slash = image.rfind('/');
+        std::string stem = image;
+        if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) stem = image.substr(0, dot);
+        std::vector<std::string> candidates;
+        if (stem != image) candidates.push_back(image);
+        for (const char* ext : {".tga", ".jpg", ".png"})
+            if (stem + ext != image) candidates.push_back(stem + ext);
+        if (const auto f = first(game_places(".pk3", true), candidates, l))
+            decode_into(l, *f, [](const Bytes& b, const std::string& n) { return decode_image(b, n); });
+        return l;
+    }
+
+    // --- Source: VMT -> VTF ------------------------------------------------------
+
+    static std::string material_path(std::string name, const char* ext) {
+        name = lower(slashes(std::move(name)));
+        while (!name.empty() && name.front() == '/') name.erase(0, 1);
+        if (name.rfind("materials/", 0) == 0) name.erase(0, 10);
+        if (name.size() > 4 && name.compare(name.size() - 4, 4, ext) == 0) name.resize(name.size() - 4);
+        return "materials/" + name + ext;
+    }
+
+    Lookup find_source(const std::string& material) {
+        Lookup l;
+        const auto& places = game_places("_dir.vpk", false);
+        std::string vmt_path = material_path(material, ".vmt");
+        std::string texture_name = material;  // a material without a VMT: a VTF of its name
+        std::string base;
+        for (int depth = 0; base.empty(); ++depth) {  // patch -> include -> ...
+            if (depth == 4) {
+                l.problem = "patch materials include each other more than 4 deep";
+                return l;
+            }
+            const auto f = first(places, {vmt_path}, l);
+            if (!f) break;
+            const Vmt vmt = parse_vmt(std::string_view(reinterpret_cast<const char*>(f->first.data()), f->first.size()));
+            if (!vmt.base_texture.empty()) {
+                base = vmt.base_texture;
+            } else if (vmt.shader == "patch" && !vmt.include.empty()) {
+                vmt_path = material_path(vmt.include, ".vmt");
+                texture_name = vmt.include;
+            } else {
+                l.problem = f->second + ": material (shader \"" + vmt.shader + "\") has no $basetexture";
+                return l;
+            }
+        }
+        const std::string vtf_path = material_path(base.empty() ? texture_name : base, ".vtf");
+        if (const auto f = first(places, {vtf_path}, l))
+            decode_into(l, *f, [](const Bytes& b, const std::string& n) { return decode_vtf(b, n); });
+        return l;
+    }
+
+    const Bsp& bsp_;
+    const model::Map& map_;
+    const SearchPath& path_;
+    Resolved& out_;
+    Files files_;
+    std::map<std::string, std::vector<Place>> places_;
+    std::shared_ptr<source::Pakfile> pak_;
+    bool wads_ready_ = false;
+    std::vector<std::pair<std::string, std::shared_ptr<Wad>>> wads_;
+    std::vector<std::string> wad_key_missing_;
+    bool palette_tried_ = false;
+    std::optional<std::array<uint8_t, 768>> palette_;
+    std::string palette_problem_;
+    bool shaders_ready_ = false;
+    std::map<std::string, std::string> shaders_;
+};
+
+}  // namespace
+
+Resolved resolve(model::Map& map, const Bsp& bsp, const SearchPath& path) {
+    Resolved out;
+    Resolver resolver(bsp, map, path, out);
+    std::map<std::string, int32_t> by_name;  // lower-case name -> texture index, or -1 when not found
+    std::vector<bool> renormalise(map.materials.size(), false);
+    uint64_t decoded_bytes = 0;
+    for (size_t i = 0; i < map.materials.size(); ++i) {
+        model::Material& mat = map.materials[i];
+        if (mat.texture >= 0 || mat.name.empty()) continue;
+        const std::string key = lower(mat.name);
+        auto it = by_name.find(key);
+        if (it == by_name.end()) {
+            Lookup l = resolver.find(mat.name);
+            int32_t index = -1;
+            if (l.texture && decoded_bytes + l.texture->rgba.size() > kMaxDecodedBytes) {
+                l.problem = "not decoded: textures of this map already take " + std::to_string(decoded_bytes >> 20) +
+                            " MiB (at most " + std::to_string(kMaxDecodedBytes >> 20) + " MiB)";
+                l.texture.reset();
+            }
+            if (l.texture) {
+                decoded_bytes += l.texture->rgba.size();
+                l.texture->name = mat.name;
+                index = int32_t(map.textures.size());
+                map.textures.push_back(std::move(*l.texture));
+                ++out.found;
+            } else {
+                out.missing.push_back({mat.name, std::move(l.searched), std::move(l.problem)});
+            }
+            it = by_name.emplace(key, index).first;
+        }
+        if (it->second < 0) continue;
+        mat.texture = it->second;
+        const model::Texture& t = map.textures[size_t(it->second)];
+        if (mat.width == 0 || mat.height == 0) {
+            // Quake 3 UVs are stored normalised; elsewhere a size of 0 meant texels.
+            renormalise[i] = map.format != Format::quake3;
+            mat.width = t.width;
+            mat.height = t.height;
+        }
+    }
+    if (std::find(renormalise.begin(), renormalise.end(), true) != renormalise.end()) {
+        for (model::Model& m : map.models)
+            for (model::Surface& s : m.surfaces) {
+                if (s.material >= renormalise.size() || !renormalise[s.material]) continue;
+                const model::Material& mat = map.materials[s.material];
+                const float w = float(mat.width), h = float(mat.height);
+                for (model::Vertex& v : s.vertices) v.uv = {v.uv.x / w, v.uv.y / h};
+            }
+    }
+    return out;
+}
+
+}  // namespace bspkit::textures

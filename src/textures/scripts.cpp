@@ -1,0 +1,150 @@
+// Text formats of the search path: Quake 3 shader scripts and Source VMT
+// (KeyValues) materials. Both are tokenised the same way: quoted strings,
+// bare words, braces, // and /* */ comments.
+#include <bspkit/textures.hpp>
+
+#include <cctype>
+
+namespace bspkit::textures {
+
+namespace {
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+class Tokens {
+public:
+    explicit Tokens(std::string_view text) : t_(text) {}
+
+    /// Next token ("{", "}", a word or a quoted string's contents); false at the end.
+    bool next(std::string& out) {
+        for (;;) {
+            while (p_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[p_]))) ++p_;
+            if (p_ >= t_.size()) return false;
+            if (t_.compare(p_, 2, "//") == 0) {
+                while (p_ < t_.size() && t_[p_] != '\n') ++p_;
+                continue;
+            }
+            if (t_.compare(p_, 2, "/*") == 0) {
+                const size_t end = t_.find("*/", p_ + 2);
+                p_ = end == std::string_view::npos ? t_.size() : end + 2;
+                continue;
+            }
+            break;
+        }
+        const char c = t_[p_];
+        if (c == '{' || c == '}') {
+            out.assign(1, c);
+            ++p_;
+            return true;
+        }
+        if (c == '"') {
+            const size_t end = t_.find('"', p_ + 1);
+            const size_t stop = end == std::string_view::npos ? t_.size() : end;
+            out.assign(t_.substr(p_ + 1, stop - p_ - 1));
+            p_ = end == std::string_view::npos ? t_.size() : end + 1;
+            return true;
+        }
+        const size_t start = p_;
+        while (p_ < t_.size() && !std::isspace(static_cast<unsigned char>(t_[p_])) && t_[p_] != '{' &&
+               t_[p_] != '}' && t_[p_] != '"' && t_.compare(p_, 2, "//") != 0)
+            ++p_;
+        out.assign(t_.substr(start, p_ - start));
+        return true;
+    }
+
+private:
+    std::string_view t_;
+    size_t p_ = 0;
+};
+
+}  // namespace
+
+std::vector<ShaderImage> parse_shaders(std::string_view text) {
+    std::vector<ShaderImage> out;
+    Tokens tokens(text);
+    std::string tok, name, image, editor_image;
+    int depth = 0;
+    bool in_stage_with_image = false;
+    while (tokens.next(tok)) {
+        if (tok == "{") {
+            ++depth;
+            continue;
+        }
+        if (tok == "}") {
+            if (depth == 2) in_stage_with_image = false;
+            if (depth == 1 && !name.empty()) {
+                const std::string& chosen = image.empty() ? editor_image : image;
+                if (!chosen.empty()) out.push_back({name, chosen});
+                name.clear();
+            }
+            depth = std::max(0, depth - 1);
+            continue;
+        }
+        if (depth == 0) {
+            name = lower(tok);
+            image.clear();
+            editor_image.clear();
+            continue;
+        }
+        const std::string key = lower(tok);
+        if (depth == 1 && (key == "qer_editorimage") && tokens.next(tok) && tok != "{" && tok != "}") {
+            editor_image = tok;
+        } else if (depth == 2 && image.empty() && !in_stage_with_image &&
+                   (key == "map" || key == "clampmap" || key == "animmap")) {
+            if (key == "animmap" && !tokens.next(tok)) break;  // the frequency
+            if (!tokens.next(tok)) break;
+            if (tok == "{" || tok == "}") {
+                depth += tok == "{" ? 1 : -1;
+                continue;
+            }
+            if (!tok.empty() && tok[0] != '$') image = tok;
+            in_stage_with_image = true;
+        }
+    }
+    return out;
+}
+
+Vmt parse_vmt(std::string_view text) {
+    Vmt vmt;
+    Tokens tokens(text);
+    std::string tok, key;
+    int depth = 0;
+    bool have_key = false;
+    std::string nested_base;
+    while (tokens.next(tok)) {
+        if (tok == "{") {
+            ++depth;
+            have_key = false;
+            continue;
+        }
+        if (tok == "}") {
+            depth = std::max(0, depth - 1);
+            have_key = false;
+            continue;
+        }
+        if (depth == 0) {
+            if (vmt.shader.empty()) vmt.shader = lower(tok);
+            continue;
+        }
+        if (!have_key) {
+            key = lower(tok);
+            have_key = true;
+            continue;
+        }
+        have_key = false;
+        if (key == "$basetexture") {
+            if (depth == 1 && vmt.base_texture.empty()) vmt.base_texture = tok;
+            else if (nested_base.empty()) nested_base = tok;  // patch "insert" / "replace", fallback blocks
+        } else if (key == "include" && depth == 1 && vmt.include.empty()) {
+            vmt.include = tok;
+        }
+    }
+    if (vmt.base_texture.empty()) vmt.base_texture = nested_base;
+    return vmt;
+}
+
+}  // namespace bspkit::textures

@@ -1,0 +1,405 @@
+// The texture search path (bspkit/textures.hpp) on files the tests write
+// themselves (tests/support/texture_files.hpp): WAD2 / WAD3, WAL + PCX,
+// pk3 with stored and deflated entries, shader scripts, VMT + VTF (DXT1 /
+// DXT3 / DXT5 and uncompressed formats), VPK v1 / v2; hostile variants of
+// each end in an Error or a "problem" entry, never a crash.
+#include <bspkit/file_io.hpp>
+#include <bspkit/formats/source_pakfile.hpp>
+#include <bspkit/textures.hpp>
+#include <bspkit/zip.hpp>
+
+#include "entry_points.hpp"
+#include "quake_test_maps.hpp"
+#include "run.hpp"
+#include "texture_files.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+using namespace bspkit;
+using namespace bspkit::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::array<uint8_t, 4> pixel(const model::Texture& t, uint32_t x, uint32_t y) {
+    const uint8_t* p = t.rgba.data() + (size_t(y) * t.width + x) * 4;
+    return {p[0], p[1], p[2], p[3]};
+}
+
+std::array<uint8_t, 4> ramp(uint8_t i, uint8_t a = 255) {
+    const auto p = ramp_palette();
+    return {p[size_t(i) * 3], p[size_t(i) * 3 + 1], p[size_t(i) * 3 + 2], a};
+}
+
+Bytes text_bytes(std::string_view s) { return Bytes(s.begin(), s.end()); }
+
+/// A hand-made model of one material (the rule is chosen by `format`), with
+/// one triangle whose UVs are (32, 16) in texels, over `bsp`.
+model::Map one_material(Format format, const std::string& name, uint32_t width = 0) {
+    model::Map map;
+    map.format = format;
+    map.materials.push_back({name, 0, width, width, -1});
+    model::Model m;
+    model::Surface s;
+    s.vertices.resize(3);
+    for (auto& v : s.vertices) v.uv = {32, 16};
+    s.indices = {0, 1, 2};
+    m.surfaces.push_back(s);
+    map.models.push_back(m);
+    return map;
+}
+
+}  // namespace
+
+TEST(Textures, Wad2AndWad3MiptexDecodeWithTheirPalettes) {
+    const auto palette = ramp_palette();
+    std::array<uint8_t, 768> other{};  // WAD3 carries its own: this one must not be used
+    const Bytes wad2 = make_wad(false, {{"FLOOR1", make_miptex("FLOOR1", 16, 8, nullptr), 0x44}});
+    const Bytes wad3 = make_wad(true, {{"readme", text_bytes("not a texture"), 0x40},
+                                       {"{GRATE", make_miptex("{GRATE", 16, 16, &palette), 0x43}});
+    const textures::Wad w2 = textures::Wad::parse(wad2, "q.wad");
+    ASSERT_EQ(w2.entries().size(), 1u);
+    EXPECT_FALSE(w2.wad3());
+    const auto t2 = w2.decode(*w2.find("floor1"), palette);
+    EXPECT_EQ(t2.width, 16u);
+    EXPECT_EQ(t2.height, 8u);
+    EXPECT_EQ(pixel(t2, 3, 5), ramp(test_index(3, 5)));
+
+    const textures::Wad w3 = textures::Wad::parse(wad3, "hl.wad");
+    EXPECT_TRUE(w3.wad3());
+    EXPECT_FALSE(w3.find("readme"));  // not a miptex
+    const auto t3 = w3.decode(*w3.find("{grate"), other);
+    EXPECT_EQ(pixel(t3, 2, 7), ramp(test_index(2, 7)));
+    EXPECT_EQ(pixel(t3, 15, 15), (std::array<uint8_t, 4>{0, 0, 0, 0}));  // index 255 of a '{' texture
+}
+
+TEST(Textures, GoldSrcMapFindsExternalMiptexThroughItsWadKey) {
+    // The box room's one texture made external (offsets 0), a "wad" key naming
+    // a WAD3 by a Windows path: found by file name in the --wad folder.
+    testmaps::Quake1Map<quake1::Bsp29Types> m(true);
+    for (int k = 0; k < 4; ++k) store<uint32_t>(m.textures.data() + 8 + 24 + 4 * k, 0);
+    m.entities = testmaps::text("{\n\"classname\" \"worldspawn\"\n\"wad\" \"\\\\sierra\\\\half-life\\\\valve\\\\Missing.wad;"
+                                "c:\\\\hl\\\\valve\\\\MyTextures.WAD\"\n}\n");
+    const std::string dir = temp_dir("wad-key");
+    const auto palette = ramp_palette();
+    write_bytes(fs::path(dir) / "mytextures.wad", make_wad(true, {{"BSPKIT_GREY", make_miptex("BSPKIT_GREY", 16, 16, &palette), 0x43}}));
+    const Bsp bsp = Bsp::parse(m.build(layouts::goldsrc(), 30), "goldsrc.bsp");
+    model::Map map = model::build(bsp);
+    ASSERT_EQ(map.materials.size(), 1u);
+    EXPECT_EQ(map.materials[0].texture, -1);  // not embedded
+    const auto uv_before = map.models[0].surfaces[0].vertices[0].uv;
+    textures::SearchPath path;
+    path.wads = {dir};
+    const auto r = textures::resolve(map, bsp, path);
+    EXPECT_EQ(r.found, 1u);
+    EXPECT_TRUE(r.missing.empty());
+    ASSERT_EQ(map.materials[0].texture, 0);
+    EXPECT_EQ(pixel(map.textures[0], 5, 9), ramp(test_index(5, 9)));
+    EXPECT_EQ(map.models[0].surfaces[0].vertices[0].uv, uv_before);  // size was known: UVs unchanged
+
+    // Without the folder: missing, naming the wad key's files.
+    model::Map again = model::build(bsp);
+    const auto none = textures::resolve(again, bsp, {});
+    ASSERT_EQ(none.missing.size(), 1u);
+    EXPECT_EQ(none.missing[0].material, "bspkit_grey");
+    std::string searched;
+    for (const auto& s : none.missing[0].searched) searched += s + "\n";
+    EXPECT_NE(searched.find("Missing.wad"), std::string::npos) << searched;
+    EXPECT_NE(searched.find("MyTextures.WAD"), std::string::npos) << searched;
+}
+
+TEST(Textures, Quake2WalWithColormapPaletteRenormalisesUvs) {
+    const std::string dir = temp_dir("q2game");
+    const auto palette = ramp_palette();
+    write_bytes(fs::path(dir) / "pics/colormap.pcx", make_pcx(palette));
+    write_bytes(fs::path(dir) / "textures/E1U1/Floor1_1.wal", make_wal("e1u1/floor1_1", 64, 32));
+    const Bsp bsp = Bsp::parse(testmaps::Quake2Map().build(), "q2.bsp");
+    model::Map map = model::build(bsp);
+    ASSERT_EQ(map.materials.size(), 1u);
+    ASSERT_EQ(map.materials[0].width, 0u);
+    std::vector<model::Vec2> texels;
+    for (const auto& v : map.models[0].surfaces[0].vertices) texels.push_back(v.uv);
+    textures::SearchPath path;
+    path.game_dirs = {dir};
+    const auto r = textures::resolve(map, bsp, path);
+    ASSERT_EQ(r.found, 1u) << (r.missing.empty() ? "" : r.missing[0].problem);
+    EXPECT_EQ(map.materials[0].width, 64u);
+    EXPECT_EQ(map.materials[0].height, 32u);
+    const auto& t = map.textures[size_t(map.materials[0].texture)];
+    EXPECT_EQ(pixel(t, 7, 3), ramp(test_index(7, 3)));
+    const auto& verts = map.models[0].surfaces[0].vertices;
+    for (size_t i = 0; i < verts.size(); ++i) {
+        EXPECT_FLOAT_EQ(verts[i].uv.x, texels[i].x / 64);
+        EXPECT_FLOAT_EQ(verts[i].uv.y, texels[i].y / 32);
+    }
+}
+
+TEST(Textures, Quake2WalWithoutPaletteIsAProblemNotACrash) {
+    const std::string dir = temp_dir("q2nopal");
+    write_bytes(fs::path(dir) / "textures/e1u1/floor1_1.wal", make_wal("e1u1/floor1_1", 16, 16));
+    const Bsp bsp = Bsp::parse(testmaps::Quake2Map().build(), "q2.bsp");
+    model::Map map = model::build(bsp);
+    textures::SearchPath path;
+    path.game_dirs = {dir};
+    const auto r = textures::resolve(map, bsp, path);
+    ASSERT_EQ(r.missing.size(), 1u);
+    EXPECT_NE(r.missing[0].problem.find("colormap.pcx"), std::string::npos) << r.missing[0].problem;
+    EXPECT_EQ(map.materials[0].width, 0u);  // texel UVs untouched
+}
+
+TEST(Textures, Quake3ShadersAndPk3WithStoredAndDeflatedEntries) {
+    const std::string dir = temp_dir("q3game");
+    // A 4 x 2 TGA (uncompressed, 32-bit, bottom-up by default: origin bit set for top-down).
+    Bytes tga = {0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 2, 0, 32, 0x28};
+    for (int p = 0; p < 8; ++p) tga.insert(tga.end(), {uint8_t(10 * p), 20, 30, 255});  // B, G, R, A
+    const std::string shader =
+        "// comment\n"
+        "textures/base/wall_shader\n{\n  qer_editorimage textures/base/editor.tga\n"
+        "  {\n    map $lightmap\n  }\n  {\n    clampMap textures/base/real.tga\n    blendFunc filter\n  }\n}\n"
+        "textures/base/sky\n{\n  skyparms - 512 -\n}\n";
+    write_bytes(fs::path(dir) / "pak0.pk3",
+                make_zip({{"scripts/base.shader", text_bytes(shader), true},
+                          {"textures/base/real.tga", tga, false},
+                          {"textures/base/plain.jpg", text_bytes("not a jpeg"), false}}));
+    // pak1 overrides pak0 (later archives win): real.tga deflated, different colour.
+    Bytes tga2 = tga;
+    tga2[18] = 99;
+    write_bytes(fs::path(dir) / "pak1.pk3", make_zip({{"textures/base/real.tga", tga2, true}}));
+    const auto all = samples::all();
+    const auto q3 = std::find_if(all.begin(), all.end(), [](const auto& s) { return s.name == "sample_quake3.bsp"; });
+    ASSERT_NE(q3, all.end());
+    const Bsp bsp = Bsp::parse(q3->bytes, "q3.bsp");  // the rule comes from the model's format
+    ASSERT_EQ(bsp.format(), Format::quake3);
+    model::Map map = one_material(Format::quake3, "textures/base/wall_shader");
+    map.materials.push_back({"textures/base/plain", 0, 0, 0, -1});
+    map.materials.push_back({"textures/base/sky", 0, 0, 0, -1});
+    textures::SearchPath path;
+    path.game_dirs = {dir};
+    const auto r = textures::resolve(map, bsp, path);
+    ASSERT_EQ(map.materials[0].texture, 0) << (r.missing.empty() ? "" : r.missing[0].problem);
+    const auto& t = map.textures[0];
+    EXPECT_EQ(t.width, 4u);
+    EXPECT_EQ(t.height, 2u);
+    EXPECT_EQ(pixel(t, 0, 0), (std::array<uint8_t, 4>{30, 20, 99, 255}));  // from pak1
+    EXPECT_EQ(pixel(t, 3, 1), (std::array<uint8_t, 4>{30, 20, 70, 255}));
+    EXPECT_EQ(map.models[0].surfaces[0].vertices[0].uv, (model::Vec2{32, 16}));  // Quake 3 UVs stay
+    ASSERT_EQ(r.missing.size(), 2u);
+    EXPECT_EQ(r.missing[0].material, "textures/base/plain");
+    EXPECT_FALSE(r.missing[0].problem.empty());  // plain.jpg found but not a JPEG
+    EXPECT_EQ(r.missing[1].material, "textures/base/sky");
+    EXPECT_TRUE(r.missing[1].problem.empty());
+    EXPECT_GE(r.missing[1].searched.size(), 3u);
+}
+
+TEST(Textures, ShaderScriptsTakeTheFirstStageImage) {
+    const auto s = textures::parse_shaders(
+        "a/one { { map $whiteimage } { animMap 5 a/f1.tga a/f2.tga } }\n"
+        "A/Two { /* block\n comment */ { clampmap \"a/two.jpg\" } { map a/later.tga } }\n"
+        "a/three { qer_editorimage a/ed.tga surfaceparm nodraw }\n"
+        "a/broken { { map");
+    ASSERT_GE(s.size(), 3u);
+    EXPECT_EQ(s[0].shader, "a/one");
+    EXPECT_EQ(s[0].image, "a/f1.tga");
+    EXPECT_EQ(s[1].shader, "a/two");
+    EXPECT_EQ(s[1].image, "a/two.jpg");
+    EXPECT_EQ(s[2].image, "a/ed.tga");
+}
+
+TEST(Textures, VtfDxtBlocksDecodeToTheirColours) {
+    const uint16_t red = rgb565(255, 0, 0), blue = rgb565(0, 0, 255);
+    for (uint32_t minor : {0u, 2u, 3u, 5u}) {
+        SCOPED_TRACE(minor);
+        // Two mip levels: 4 x 4 first on disk, then the 8 x 8 level 0.
+        Bytes levels = dxt1_blocks(4, 4, blue, red);
+        const Bytes level0 = dxt1_blocks(8, 8, red, blue);
+        levels.insert(levels.end(), level0.begin(), level0.end());
+        const auto t = textures::decode_vtf(make_vtf(minor, 13, 8, 8, 2, levels), "x.vtf");
+        ASSERT_EQ(t.width, 8u);
+        EXPECT_EQ(pixel(t, 1, 0), (std::array<uint8_t, 4>{255, 0, 0, 255}));
+        EXPECT_EQ(pixel(t, 5, 3), (std::array<uint8_t, 4>{0, 0, 255, 255}));
+        EXPECT_EQ(pixel(t, 6, 5), (std::array<uint8_t, 4>{255, 0, 0, 255}));
+    }
+    const auto t5 = textures::decode_vtf(make_vtf(4, 15, 8, 4, 1, dxt5_blocks(8, 4, red, blue)), "x.vtf");
+    EXPECT_EQ(pixel(t5, 0, 0), (std::array<uint8_t, 4>{255, 0, 0, 255}));
+    EXPECT_EQ(pixel(t5, 3, 0), (std::array<uint8_t, 4>{255, 0, 0, 0}));
+    EXPECT_EQ(pixel(t5, 7, 3), (std::array<uint8_t, 4>{0, 0, 255, 0}));
+    // DXT3: explicit 4-bit alpha, 0xF for every pixel of row 0, 0x8 elsewhere.
+    Bytes dxt3;
+    for (int i = 0; i < 8; ++i) dxt3.push_back(i < 2 ? 0xFF : 0x88);
+    const Bytes colour = dxt1_blocks(4, 4, red, blue);
+    dxt3.insert(dxt3.end(), colour.begin(), colour.end());
+    const auto t3 = textures::decode_vtf(make_vtf(1, 14, 4, 4, 1, dxt3), "x.vtf");
+    EXPECT_EQ(pixel(t3, 2, 0), (std::array<uint8_t, 4>{255, 0, 0, 255}));
+    EXPECT_EQ(pixel(t3, 2, 3), (std::array<uint8_t, 4>{0, 0, 255, 136}));
+}
+
+TEST(Textures, VtfUncompressedFormats) {
+    struct Case {
+        uint32_t format;
+        Bytes pixel;
+        std::array<uint8_t, 4> rgba;
+    };
+    const std::vector<Case> cases = {
+        {0, {1, 2, 3, 4}, {1, 2, 3, 4}},           // RGBA8888
+        {1, {4, 3, 2, 1}, {1, 2, 3, 4}},           // ABGR8888
+        {2, {1, 2, 3}, {1, 2, 3, 255}},            // RGB888
+        {3, {3, 2, 1}, {1, 2, 3, 255}},            // BGR888
+        {11, {4, 1, 2, 3}, {1, 2, 3, 4}},          // ARGB8888
+        {12, {3, 2, 1, 4}, {1, 2, 3, 4}},          // BGRA8888
+        {16, {3, 2, 1, 9}, {1, 2, 3, 255}},        // BGRX8888
+        {5, {77}, {77, 77, 77, 255}},              // I8
+        {6, {77, 20}, {77, 77, 77, 20}},           // IA88
+        {8, {20}, {0, 0, 0, 20}},                  // A8
+        {4, {0x1F, 0x00}, {255, 0, 0, 255}},       // RGB565: red in the low bits
+        {17, {0x1F, 0x00}, {0, 0, 255, 255}},      // BGR565: blue in the low bits
+        {19, {0x0F, 0xF0}, {0, 0, 255, 255}},      // BGRA4444: blue low nibble, alpha high
+        {21, {0x00, 0xFC}, {255, 0, 0, 255}},      // BGRA5551: red bits 10-14, alpha bit 15
+        {18, {0xE0, 0x03}, {0, 255, 0, 255}},      // BGRX5551: green bits 5-9
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.format);
+        Bytes data;
+        for (int i = 0; i < 4; ++i) data.insert(data.end(), c.pixel.begin(), c.pixel.end());
+        const auto t = textures::decode_vtf(make_vtf(2, c.format, 2, 2, 1, data), "x.vtf");
+        EXPECT_EQ(pixel(t, 1, 1), c.rgba);
+    }
+    EXPECT_THROW(textures::decode_vtf(make_vtf(2, 24, 2, 2, 1, Bytes(32)), "x.vtf"), Error);  // RGBA16161616F
+}
+
+TEST(Textures, SourceVmtPatchAndVpkV1V2) {
+    const std::string dir = temp_dir("srcgame");
+    const uint16_t green = rgb565(0, 255, 0);
+    const Bytes vtf_a = make_vtf(5, 13, 4, 4, 1, dxt1_blocks(4, 4, green, green));
+    const Bytes vtf_b = make_vtf(4, 12, 2, 2, 1, Bytes{1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4});
+    // The original material in a v2 VPK (VMT in the _dir file, VTF in _000 with a preload).
+    make_vpk(dir, "pak01", 2,
+             {{"vmt", "materials/brick", "wall", text_bytes("\"LightmappedGeneric\"\n{\n\t\"$basetexture\" \"Brick/Wall_Color\"\n}\n")},
+              {"vtf", "materials/brick", "wall_color", vtf_a, 16, true}});
+    // A loose VMT whose VTF is in a v1 VPK.
+    write_bytes(fs::path(dir) / "materials/Metal/Plate.vmt", text_bytes("VertexLitGeneric { $basetexture metal/plate_c }"));
+    make_vpk(dir, "pak02", 1, {{"vtf", "materials/metal", "plate_c", vtf_b}});
+    // The map: a patch material in the pakfile including the VPK's material.
+    const auto all = samples::all();
+    const auto sample = std::find_if(all.begin(), all.end(), [](const auto& s) { return s.name == "sample_source.bsp"; });
+    ASSERT_NE(sample, all.end());
+    Bsp bsp = Bsp::parse(sample->bytes, "src.bsp");
+    auto pak = source::Pakfile::read(bsp);
+    pak.add("materials/maps/src/brick/wall_1_2_3.vmt",
+            text_bytes("\"patch\" { \"include\" \"materials/brick/wall.vmt\" \"insert\" { \"$envmap\" \"x\" } }"));
+    pak.write_to(bsp);
+    const Bsp saved = Bsp::parse(bsp.serialize(), "src.bsp");
+    model::Map map = one_material(Format::source, "maps/src/brick/wall_1_2_3", 128);
+    map.materials.push_back({"METAL/PLATE", 0, 2, 2, -1});
+    map.materials.push_back({"nothing/here", 0, 2, 2, -1});
+    textures::SearchPath path;
+    path.game_dirs = {dir};
+    const auto r = textures::resolve(map, saved, path);
+    EXPECT_EQ(r.found, 2u);
+    ASSERT_GE(map.materials[0].texture, 0);
+    const auto& a = map.textures[size_t(map.materials[0].texture)];
+    EXPECT_EQ(pixel(a, 3, 3), (std::array<uint8_t, 4>{0, 255, 0, 255}));
+    EXPECT_EQ(map.materials[0].width, 128u);  // the texdata size stays: UVs are normalised by it
+    ASSERT_GE(map.materials[1].texture, 0);
+    EXPECT_EQ(pixel(map.textures[size_t(map.materials[1].texture)], 1, 0), (std::array<uint8_t, 4>{3, 2, 1, 4}));
+    ASSERT_EQ(r.missing.size(), 1u);
+    EXPECT_EQ(r.missing[0].material, "nothing/here");
+    const auto& s = r.missing[0].searched;
+    ASSERT_FALSE(s.empty());
+    EXPECT_EQ(s[0], "pakfile:materials/nothing/here.vmt");
+    EXPECT_NE(std::find_if(s.begin(), s.end(), [](const std::string& x) { return x.find("pak01_dir.vpk:") != std::string::npos; }),
+              s.end());
+}
+
+TEST(Textures, ZipReaderDeflateAndHostileArchives) {
+    Bytes big(5000);
+    for (size_t i = 0; i < big.size(); ++i) big[i] = uint8_t(i % 7);
+    const Bytes zip = make_zip({{"a/B.txt", text_bytes("stored"), false}, {"c.bin", big, true}});
+    const auto z = zip::Archive::parse(zip, {"t.pk3", "", 0});
+    ASSERT_EQ(z.entries().size(), 2u);
+    EXPECT_EQ(z.extract(*z.find("A\\b.TXT")), text_bytes("stored"));
+    EXPECT_EQ(z.extract(*z.find("c.bin")), big);
+    // Corrupt deflate data, a size claim beyond deflate's ratio, a CRC mismatch.
+    const auto& c = z.entries()[1];
+    Bytes bad = zip;
+    for (size_t i = 0; i < 8; ++i) bad[size_t(c.data_offset) + i] = 0xFF;
+    EXPECT_THROW(zip::Archive::parse(bad).extract(1), Error);
+    Bytes huge = zip;
+    const size_t central = zip.size() - 22 - (46 + 7) - (46 + 5);
+    store<uint32_t>(huge.data() + central + 46 + 7 + 24, 0xFFFFFFF0u);  // c.bin's uncompressed size
+    EXPECT_THROW(zip::Archive::parse(huge).extract(1), Error);
+    // Every truncation of the archive either parses or throws Error.
+    for (size_t n = 0; n < zip.size(); n += 3) {
+        try {
+            const auto t = zip::Archive::parse(Bytes(zip.begin(), zip.begin() + ptrdiff_t(n)));
+            for (size_t i = 0; i < t.entries().size(); ++i) (void)t.extract(i);
+        } catch (const Error&) {
+        }
+    }
+}
+
+TEST(Textures, HostileFilesGiveErrorsNotCrashes) {
+    const auto palette = ramp_palette();
+    // WAD: directory past the end, an entry past the end.
+    Bytes wad = make_wad(true, {{"A", make_miptex("A", 16, 16, &palette), 0x43}});
+    Bytes dir_past = wad;
+    store<int32_t>(dir_past.data() + 4, 1000000);
+    EXPECT_THROW(textures::Wad::parse(dir_past, "w"), Error);
+    Bytes entry_past = wad;
+    store<int32_t>(entry_past.data() + entry_past.size() - 32 + 4, 0x7FFFFFFF);
+    EXPECT_THROW(textures::Wad::parse(entry_past, "w"), Error);
+    // Miptex claiming 8192 x 8192 in 100 bytes, and beyond the limit.
+    Bytes m = make_miptex("A", 16, 16, &palette);
+    store<uint32_t>(m.data() + 16, 8192);
+    store<uint32_t>(m.data() + 20, 8192);
+    EXPECT_THROW(textures::decode_miptex(m, true, palette, "m"), Error);
+    store<uint32_t>(m.data() + 16, 0x7FFFFFFF);
+    EXPECT_THROW(textures::decode_miptex(m, true, palette, "m"), Error);
+    // VTF: huge size, too many mips / frames, resource offsets past the end.
+    Bytes vtf = make_vtf(5, 13, 8, 8, 1, dxt1_blocks(8, 8, 0, 0));
+    Bytes v = vtf;
+    store<uint16_t>(v.data() + 16, 8192);
+    store<uint16_t>(v.data() + 18, 8192);
+    EXPECT_THROW(textures::decode_vtf(v, "v"), Error);
+    v = vtf;
+    store<uint16_t>(v.data() + 24, 0xFFFF);  // frames
+    v[56] = 15;                              // mips
+    EXPECT_THROW(textures::decode_vtf(v, "v"), Error);
+    v = vtf;
+    store<uint32_t>(v.data() + 92, 0xFFFFFFF0u);  // high-res resource offset
+    EXPECT_THROW(textures::decode_vtf(v, "v"), Error);
+    v = vtf;
+    store<uint32_t>(v.data() + 68, 0xFFFFFFFFu);  // resource count
+    EXPECT_THROW(textures::decode_vtf(v, "v"), Error);
+    // WAL past the end, PCX without a palette, an image that is not one.
+    Bytes wal = make_wal("x", 16, 16);
+    store<uint32_t>(wal.data() + 40, 0xFFFFFF00u);
+    EXPECT_THROW(textures::decode_wal(wal, palette, "w"), Error);
+    EXPECT_THROW(textures::pcx_palette(Bytes(300, 0x0A), "p"), Error);
+    EXPECT_THROW(textures::decode_image(text_bytes("GIF89a......"), "i"), Error);
+    // VPK: tree past the end, unterminated names, data past the end.
+    const std::string dir = temp_dir("badvpk");
+    make_vpk(dir, "v", 1, {{"vtf", "m", "a", vtf, 0, true}});
+    Bytes vpk = read_file(fs::path(dir) / "v_dir.vpk");
+    Bytes t = vpk;
+    store<uint32_t>(t.data() + 8, 0xFFFFFF00u);
+    EXPECT_THROW(textures::Vpk::parse(t, "v_dir.vpk"), Error);
+    t = vpk;
+    std::fill(t.begin() + 12, t.end(), 'x');
+    EXPECT_THROW(textures::Vpk::parse(t, "v_dir.vpk"), Error);
+    t = vpk;
+    store<uint32_t>(t.data() + 12 + 4 + 2 + 2 + 2 + 2 + 4 + 4, 0x7FFFFFFF);  // entryLength: 12-byte header, "vtf\0m\0a\0", crc, preload, archive, offset
+    const auto parsed = textures::Vpk::parse(t, fs::path(dir) / "v_dir.vpk");
+    EXPECT_THROW((void)parsed.read("m/a.vtf"), Error);
+    // Random bytes through every decoder (the fuzz target's entry point).
+    std::mt19937 rng(8);
+    for (int i = 0; i < 300; ++i) {
+        Bytes noise(size_t(rng() % 400));
+        for (auto& b : noise) b = uint8_t(rng());
+        if (i % 3 == 0 && noise.size() >= 4) std::copy_n("VTF", 4, noise.begin());
+        if (i % 3 == 1 && noise.size() >= 4) std::copy_n("WAD3", 4, noise.begin());
+        fuzz::texture_files(noise.data(), noise.size());
+    }
+}
