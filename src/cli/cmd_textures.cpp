@@ -41,7 +41,7 @@ std::string lower(std::string s) {
 }
 
 int run_textures(const std::string& file, const std::string& dir, const std::string& palette_path, bool json) {
-    const Bsp bsp = open_reporting(file);
+    const Bsp bsp = open_for_geometry(file);
     const bool quake1_family =
         bsp.format() == Format::quake1 || bsp.format() == Format::bsp2 || bsp.format() == Format::goldsrc;
     std::optional<quake1::Palette> palette;
@@ -101,6 +101,7 @@ void add_textures(CLI::App& app, Action& action) {
     cmd->add_option("-o,--output", *dir, "Directory to write <name>.png into (created if missing)")->required();
     cmd->add_option("--palette", *palette, "A palette.lmp (768 bytes) for Quake / BSP2 textures instead of Quake's");
     cmd->add_flag("--json", *json, "Print machine-readable JSON (name, size and path of each texture)");
+    add_salvage_flag(cmd);
     cmd->footer("Names keep [A-Za-z0-9_-] (others become '_') and get _2, _3 ... when they repeat.\n"
                 "'{' textures: palette index 255 is transparent. Textures kept in WADs are not in the map.\n"
                 "Exit status: 0 ok, 1 unreadable file or palette, 2 usage.");

@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <fmt/core.h>
+
+#include <array>
 
 namespace bspkit::source {
 namespace {
@@ -209,4 +212,82 @@ TEST(PropsCli, ExitCodes) {
 }
 
 }  // namespace
+
+/// The counts a dprp lump (version 4) declares, read straight from its bytes:
+/// int32 model count, 128-byte names, int32 sprite count, 32-byte sprites,
+/// int32 object count (independent of decode_detail_props).
+static std::array<int32_t, 3> dprp_counts(ByteSpan d, ByteOrder order) {
+    std::array<int32_t, 3> n{};
+    size_t at = 0;
+    const size_t record[3] = {128, 32, 52};
+    for (int k = 0; k < 3; ++k) {
+        n[size_t(k)] = load<int32_t>(d.data() + at, order);
+        at += 4 + size_t(n[size_t(k)]) * record[k];
+    }
+    EXPECT_EQ(at, d.size()) << "the three lists fill the lump";
+    return n;
+}
+
+TEST(PropsCli, DetailPropsCountsAreTheLumpsOwn) {
+    const CorpusFile& f = test::corpus_file("src_v19/sdk_vehicles_v19.bsp");
+    const Bsp bsp = Bsp::parse(test::read_corpus(f), f.relpath);
+    const auto k = find_game_lump(bsp, GAMELUMP_DETAIL_PROPS);
+    ASSERT_TRUE(k);
+    ASSERT_GT(bsp.game_lump_decoded(*k).size(), 500000u);  // the 536 KB dprp
+    const auto n = dprp_counts(bsp.game_lump_decoded(*k), bsp.byte_order());
+    ASSERT_GT(n[2], 0);
+
+    const auto json = test::run_cli({"props", "--json", f.path.string()});
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    const auto j = nlohmann::json::parse(json.out)["detail_props"];
+    EXPECT_EQ(j["version"], bsp.game_lumps()[*k].version);
+    EXPECT_EQ(j["models"].size(), size_t(n[0]));
+    EXPECT_EQ(j["sprite_count"], n[1]);
+    EXPECT_EQ(j["object_count"], n[2]);
+    ASSERT_EQ(j["objects"].size(), size_t(n[2]));
+    size_t by_type[4] = {};
+    for (const auto& o : j["objects"]) {
+        const std::string type = o["type"];
+        for (size_t t = 0; t < 4; ++t) by_type[t] += type == std::array{"model", "sprite", "shape_cross", "shape_tri"}[t];
+        EXPECT_LT(o["index"].get<size_t>(), type == "model" ? size_t(n[0]) : size_t(n[1]));
+    }
+
+    const auto text = test::run_cli({"props", f.path.string()});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find(fmt::format("dprp:     version {}: {} models, {} sprites, {} objects ({} model, {} sprite, "
+                                        "{} shape_cross, {} shape_tri)",
+                                        bsp.game_lumps()[*k].version, n[0], n[1], n[2], by_type[0], by_type[1],
+                                        by_type[2], by_type[3])),
+              std::string::npos)
+        << text.out;
+    for (const auto& name : j["models"]) EXPECT_NE(text.out.find(name.get<std::string>()), std::string::npos);
+}
+
+TEST(LumpCli, GameLumpsExtractByFourcc) {
+    const std::string dir = test::temp_dir("fourcc");
+    size_t extracted = 0;
+    for (const CorpusFile* f : source_files()) {
+        SCOPED_TRACE(f->relpath);
+        const Bsp bsp = Bsp::parse(test::read_corpus(*f), f->relpath);
+        const auto& games = bsp.game_lumps();
+        for (size_t k = 0; k < games.size(); ++k) {
+            const std::string id = games[k].name();
+            if (id.find('?') != std::string::npos || find_game_lump(bsp, games[k].id) != k) continue;
+            SCOPED_TRACE(id);
+            const std::string out = dir + "/" + test::test_name(f->relpath) + "_" + std::to_string(k) + ".bin";
+            const auto r = test::run_cli({"lump", "extract", f->path.string(), id, "-o", out});
+            ASSERT_EQ(r.exit_code, 0) << r.err;
+            const ByteSpan want = bsp.game_lump_decoded(k);
+            EXPECT_EQ(read_file(out), Bytes(want.begin(), want.end()));
+            ++extracted;
+        }
+        if (!games.empty()) {
+            const auto none = test::run_cli({"lump", "extract", f->path.string(), "zzzz", "-o", dir + "/none"});
+            EXPECT_EQ(none.exit_code, 2);
+            EXPECT_NE(none.err.find("its game lumps are " + games[0].name()), std::string::npos) << none.err;
+        }
+    }
+    EXPECT_GT(extracted, 10u);
+}
+
 }  // namespace bspkit::source
