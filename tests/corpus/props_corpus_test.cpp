@@ -11,7 +11,6 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <fmt/core.h>
 
 #include <array>
 
@@ -254,11 +253,12 @@ TEST(PropsCli, DetailPropsCountsAreTheLumpsOwn) {
 
     const auto text = test::run_cli({"props", f.path.string()});
     ASSERT_EQ(text.exit_code, 0) << text.err;
-    EXPECT_NE(text.out.find(fmt::format("dprp:     version {}: {} models, {} sprites, {} objects ({} model, {} sprite, "
-                                        "{} shape_cross, {} shape_tri)",
-                                        bsp.game_lumps()[*k].version, n[0], n[1], n[2], by_type[0], by_type[1],
-                                        by_type[2], by_type[3])),
-              std::string::npos)
+    const auto str = [](auto v) { return std::to_string(v); };
+    const std::string summary = "dprp:     version " + str(bsp.game_lumps()[*k].version) + ": " + str(n[0]) +
+                                " models, " + str(n[1]) + " sprites, " + str(n[2]) + " objects (" + str(by_type[0]) +
+                                " model, " + str(by_type[1]) + " sprite, " + str(by_type[2]) + " shape_cross, " +
+                                str(by_type[3]) + " shape_tri)";
+    EXPECT_NE(text.out.find(summary), std::string::npos)
         << text.out;
     for (const auto& name : j["models"]) EXPECT_NE(text.out.find(name.get<std::string>()), std::string::npos);
 }

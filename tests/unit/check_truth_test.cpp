@@ -136,7 +136,9 @@ TEST(EntityCheck, BrushModelsInRangeAndUsedOnce) {
         const Bsp bsp = Bsp::parse(c.build(ents, 1), "m.bsp");
         const EntityLump lump = read_entities(bsp);
         for (const Finding& f : r.findings)
-            if (f.lump == "entities") EXPECT_EQ(f.offset, lump.entities[size_t(f.record)].offset);
+            if (f.lump == "entities") {
+                EXPECT_EQ(f.offset, lump.entities[size_t(f.record)].offset);
+            }
     }
 }
 
