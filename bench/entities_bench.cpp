@@ -4,9 +4,12 @@
 //   entity_parse  vs copying the lump text into a string and counting its lines
 //   pak_list      vs reading the whole map file (it opens the file too)
 //   pak_parse     vs copying the pakfile bytes in memory
+//   entity_check  the checks of `check` on a parsed entity lump (worldspawn,
+//                 brush-model range and reuse) vs parsing that lump
 #include "bench_support.hpp"
 
 #include <bspkit/bsp.hpp>
+#include <bspkit/check.hpp>
 #include <bspkit/entities.hpp>
 #include <bspkit/formats/source_pakfile.hpp>
 
@@ -61,6 +64,30 @@ void entity_parse(benchmark::State& state, const std::string& relpath) {
     state.counters["entities"] = double(entities);
 }
 
+void entity_check(benchmark::State& state, const std::string& relpath) {
+    const bspkit::Bsp bsp = bspkit::Bsp::open(bspkit::bench::corpus(relpath));
+    const bspkit::ByteSpan text = bsp.decoded(bspkit::entity_lump_index(bsp));
+    const double parse = best_seconds([&] {
+        const bspkit::EntityLump lump = bspkit::EntityLump::parse(text, {bsp.file_name(), "entities", 0});
+        benchmark::DoNotOptimize(lump.entities.size());
+    });
+    const bspkit::EntityLump lump = bspkit::read_entities(bsp);
+    size_t findings = 0;
+    const auto start = Clock::now();
+    for (auto _ : state) {
+        bspkit::CheckReport report;
+        bspkit::check_entities(bsp, lump, report);
+        findings = report.findings.size();
+        benchmark::DoNotOptimize(findings);
+    }
+    const double per_iteration = std::chrono::duration<double>(Clock::now() - start).count() /
+                                 double(std::max<int64_t>(1, int64_t(state.iterations())));
+    state.counters["parse_us"] = parse * 1e6;
+    state.counters["ratio_to_parse"] = per_iteration / parse;
+    state.counters["entities"] = double(lump.entities.size());
+    state.counters["findings"] = double(findings);
+}
+
 void pak_list(benchmark::State& state, const std::string& relpath) {
     const auto path = bspkit::bench::corpus(relpath);
     const double floor = bspkit::bench::plain_read_seconds(path);
@@ -101,6 +128,9 @@ BENCHMARK_CAPTURE(entity_parse, vtmb_ch_temple_3, "src_v17/vtmb_ch_temple_3.bsp"
 BENCHMARK_CAPTURE(entity_parse, cs16_de_torabora, "hl1_v30/cs16_de_torabora.bsp")->UseRealTime();
 BENCHMARK_CAPTURE(entity_parse, q2_base1, "q2_v38/q2_base1.bsp")->UseRealTime();
 BENCHMARK_CAPTURE(entity_parse, l4d2_escapefromterrortown01, "src_v21/l4d2_escapefromterrortown01.bsp")->UseRealTime();
+BENCHMARK_CAPTURE(entity_check, vtmb_ch_temple_3, "src_v17/vtmb_ch_temple_3.bsp")->UseRealTime();
+BENCHMARK_CAPTURE(entity_check, cs16_de_torabora, "hl1_v30/cs16_de_torabora.bsp")->UseRealTime();
+BENCHMARK_CAPTURE(entity_check, l4d2_escapefromterrortown01, "src_v21/l4d2_escapefromterrortown01.bsp")->UseRealTime();
 BENCHMARK_CAPTURE(pak_list, csgo_ar_monastery, "src_v21_csgo/csgo_ar_monastery.bsp")
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);

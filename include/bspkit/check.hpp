@@ -16,6 +16,7 @@ struct Finding {
     int64_t record = -1;     ///< record index inside the lump, -1 for the lump as a whole
     std::string field;       ///< field name as in the spec struct, empty for the lump as a whole
     std::string message;
+    int64_t offset = -1;     ///< absolute file offset the finding points at, -1 when none applies
 };
 
 struct CheckReport {
@@ -30,6 +31,15 @@ struct CheckReport {
 /// Runs every check for the map's format. Container diagnostics (lumps past
 /// the end of the file, overlaps, ...) are included as findings.
 CheckReport check(const Bsp& bsp);
+
+class EntityLump;
+/// Entity checks shared by every format (part of check()): the lump parses
+/// (a syntax error is reported with its byte offset), entity 0 is worldspawn,
+/// each "model" "*N" names a record of the models lump and no two entities
+/// use the same brush model.
+void check_entities(const Bsp& bsp, CheckReport& report);
+/// The same checks on an already parsed lump (syntax excepted).
+void check_entities(const Bsp& bsp, const EntityLump& lump, CheckReport& report);
 
 // Per-format checks, each in its format's folder.
 namespace quake1 { void check(const Bsp& bsp, CheckReport& report); }     // quake1, bsp2, goldsrc

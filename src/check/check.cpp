@@ -20,7 +20,7 @@ void CheckReport::warning(std::string lump, int64_t record, std::string field, s
 CheckReport check(const Bsp& bsp) {
     CheckReport report;
     for (const Diagnostic& d : bsp.diagnostics())
-        report.findings.push_back({d.severity, d.lump, -1, "", d.message});
+        report.findings.push_back({d.severity, d.lump, -1, "", d.message, d.offset});
     switch (bsp.format()) {
         case Format::quake1:
         case Format::bsp2:
@@ -30,6 +30,7 @@ CheckReport check(const Bsp& bsp) {
         case Format::nightfire: nightfire::check(bsp, report); break;
         case Format::source: source::check(bsp, report); break;
     }
+    check_entities(bsp, report);
     return report;
 }
 

@@ -119,7 +119,7 @@ int run_export(const Args& a) {
     options.y_up = a.y_up;
 
     ProgressBar progress;
-    const Bsp bsp = open_reporting(a.file);
+    const Bsp bsp = open_for_geometry(a.file);
     progress.set("building", -1);
     model::BuildOptions build;
     build.lightmaps = options.lightmaps && *format != exporter::FileFormat::obj;
@@ -186,6 +186,7 @@ void add_export(CLI::App& app, Action& action) {
                     "fixed number of subdivisions per patch segment, 1-16");
     cmd->add_flag("--y-up", a->y_up, "Rotate the data from Z-up to Y-up ((x, y, z) -> (x, z, -y))");
     cmd->add_flag("--json", a->json, "Print a JSON summary of what was written on stdout");
+    add_salvage_flag(cmd);
     cmd->callback([&action, a] { action = [a] { return run_export(*a); }; });
 }
 

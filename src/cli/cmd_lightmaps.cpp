@@ -17,7 +17,7 @@ namespace bspkit::cli {
 namespace {
 
 int run_lightmaps(const std::string& file, const std::string& dir, bool json, bool hdr) {
-    const Bsp bsp = open_reporting(file);
+    const Bsp bsp = open_for_geometry(file);
     model::BuildOptions options;
     options.textures = false;
     options.hdr_lightmaps = hdr;
@@ -61,6 +61,7 @@ void add_lightmaps(CLI::App& app, Action& action) {
     cmd->add_option("-o,--output", *dir, "Directory to write lightmap_style<N>.png into (created if missing)")->required();
     cmd->add_flag("--hdr", *hdr, "Source: the HDR lighting lump when the map has one (default: LDR when present)");
     cmd->add_flag("--json", *json, "Print machine-readable JSON (pages with style, size and path)");
+    add_salvage_flag(cmd);
     cmd->footer("Style 0 is the normal lighting; other styles are animated or switchable lights (Quake: 1-11\n"
                 "animated, 32-62 switched by entities). All pages share one layout; a surface is black on the\n"
                 "pages of styles it does not use.\n"

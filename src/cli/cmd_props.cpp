@@ -1,9 +1,13 @@
-// bspkit props FILE [--json]: the static props of a Source map.
+// bspkit props FILE [--json]: the static props and detail props of a Source map.
 #include "common.hpp"
 
 #include <bspkit/formats/source_props.hpp>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
 #include <nlohmann/json.hpp>
 
 namespace bspkit::cli {
@@ -94,6 +98,60 @@ nlohmann::json props_json(const Bsp& bsp, const std::optional<StaticPropsLump>& 
     return j;
 }
 
+const char* detail_type_name(uint8_t type) {
+    switch (type) {
+        case source::DETAIL_PROP_TYPE_MODEL: return "model";
+        case source::DETAIL_PROP_TYPE_SPRITE: return "sprite";
+        case source::DETAIL_PROP_TYPE_SHAPE_CROSS: return "shape_cross";
+        case source::DETAIL_PROP_TYPE_SHAPE_TRI: return "shape_tri";
+        default: return "unknown";
+    }
+}
+
+/// Objects per DetailPropType_t (the last slot counts unknown types).
+std::array<size_t, 5> detail_type_counts(const source::DetailPropsLump& d) {
+    std::array<size_t, 5> n{};
+    for (const auto& o : d.objects) ++n[std::min<size_t>(o.m_Type, 4)];
+    return n;
+}
+
+nlohmann::json detail_json(const std::optional<source::DetailPropsLump>& d) {
+    if (!d) return nullptr;
+    nlohmann::json j = {{"version", d->version},
+                        {"decoded", d->version >= source::GAMELUMP_DETAIL_PROPS_VERSION},
+                        {"models", d->models},
+                        {"sprite_count", d->sprites.size()},
+                        {"object_count", d->objects.size()}};
+    auto& objects = j["objects"] = nlohmann::json::array();
+    for (const auto& o : d->objects)
+        objects.push_back({{"type", detail_type_name(o.m_Type)},
+                           {"origin", {o.m_Origin.x, o.m_Origin.y, o.m_Origin.z}},
+                           {"angles", {o.m_Angles.x, o.m_Angles.y, o.m_Angles.z}},
+                           {"index", o.m_DetailModel},
+                           {"leaf", o.m_Leaf},
+                           {"scale", o.m_flScale},
+                           {"sway", o.m_SwayAmount},
+                           {"light_styles", {o.m_LightStyles, o.m_LightStyleCount}}});
+    return j;
+}
+
+void print_detail_text(const std::optional<source::DetailPropsLump>& d) {
+    if (!d) {
+        fmt::print("\ndprp:     none (no detail props)\n");
+        return;
+    }
+    if (d->version < source::GAMELUMP_DETAIL_PROPS_VERSION) {
+        fmt::print("\ndprp:     version {}: the old format the engine ignores (not decoded)\n", d->version);
+        return;
+    }
+    const auto n = detail_type_counts(*d);
+    fmt::print("\ndprp:     version {}: {} models, {} sprites, {} objects ({} model, {} sprite, {} shape_cross, "
+               "{} shape_tri{})\n",
+               d->version, d->models.size(), d->sprites.size(), d->objects.size(), n[0], n[1], n[2], n[3],
+               n[4] ? fmt::format(", {} of unknown type", n[4]) : std::string());
+    for (size_t i = 0; i < d->models.size(); ++i) fmt::print("{:>5}  {}\n", i, d->models[i]);
+}
+
 std::string join_leaves(const std::vector<uint32_t>& leaves) {
     std::string s;
     for (size_t i = 0; i < leaves.size(); ++i) s += (i ? "," : "") + std::to_string(leaves[i]);
@@ -125,7 +183,7 @@ void print_text(const Bsp& bsp, const std::optional<StaticPropsLump>& lump) {
 }
 
 void add_props(CLI::App& app, Action& action) {
-    auto* cmd = app.add_subcommand("props", "List the static props of a Source map (game lump 'sprp')");
+    auto* cmd = app.add_subcommand("props", "List the static props (game lump 'sprp') and detail props ('dprp') of a Source map");
     auto file = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
     cmd->add_option("FILE", *file, "BSP file")->required();
@@ -137,10 +195,15 @@ void add_props(CLI::App& app, Action& action) {
                 throw Error({bsp.file_name(), "header", 0},
                             "static props exist only in Source maps; this is " + std::string(bsp.layout().description));
             const auto lump = source::read_static_props(bsp);
-            if (*json)
-                fmt::print("{}\n", props_json(bsp, lump).dump(2));
-            else
+            const auto detail = source::read_detail_props(bsp);
+            if (*json) {
+                nlohmann::json j = props_json(bsp, lump);
+                j["detail_props"] = detail_json(detail);
+                fmt::print("{}\n", j.dump(2));
+            } else {
                 print_text(bsp, lump);
+                print_detail_text(detail);
+            }
             return kExitOk;
         };
     });

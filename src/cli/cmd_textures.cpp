@@ -46,7 +46,7 @@ std::string lower(std::string s) {
 
 int run_textures(const std::string& file, const std::string& dir, const std::string& palette_path,
                  const TextureSearchArgs& search, bool json) {
-    const Bsp bsp = open_reporting(file);
+    const Bsp bsp = open_for_geometry(file);
     const bool quake1_family =
         bsp.format() == Format::quake1 || bsp.format() == Format::bsp2 || bsp.format() == Format::goldsrc;
     std::optional<quake1::Palette> palette;
@@ -118,6 +118,7 @@ void add_textures(CLI::App& app, Action& action) {
     cmd->add_flag("--json", *json,
                   "Print machine-readable JSON (name, size, path and source of each texture; \"missing\": materials\n"
                   "without a texture and where they were searched)");
+    add_salvage_flag(cmd);
     cmd->footer("Names keep [A-Za-z0-9_-] (others become '_') and get _2, _3 ... when they repeat.\n"
                 "'{' textures: palette index 255 is transparent. A Source map's pakfile is always searched.\n"
                 "Exit status: 0 ok, 1 unreadable file or palette, 2 usage.");

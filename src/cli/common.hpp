@@ -20,11 +20,31 @@ struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-/// Opens a file and prints its reading warnings to stderr.
+/// Set by the global `-v/--verbose` flag (accepted before or after the verb):
+/// list every repeated warning instead of one summary line per kind.
+bool verbose() noexcept;
+
+/// Opens a file and prints its reading warnings to stderr (see print_diagnostics).
 Bsp open_reporting(const std::string& path);
+
+/// For verbs that build geometry (export, lightmaps, textures): a lump that
+/// runs past the end of the file is an Error naming it, unless the verb's
+/// `--salvage` was given (then its warning is printed and the verb goes on
+/// with the bytes present). The entity lump is exempt: its text is parsed,
+/// and damage there is a syntax error.
+Bsp open_for_geometry(const std::string& path);
+/// Adds `--salvage` to such a verb.
+void add_salvage_flag(CLI::App* cmd);
 
 /// Prints a diagnostic as "FILE: lump NAME at offset N: warning: MESSAGE".
 void print_diagnostic(const std::string& file, const Diagnostic& d);
+/// Prints diagnostics; unless verbose(), those with the same severity and
+/// message on two or more lumps become one line naming the lumps.
+void print_diagnostics(const std::string& file, const std::vector<Diagnostic>& diagnostics);
+
+/// Groups of item indices, in order of first appearance: items with the same
+/// non-empty key form one group unless verbose() (then every item is alone).
+std::vector<std::vector<size_t>> fold_repeats(size_t count, const std::function<std::string(size_t)>& key);
 
 /// Resolves LUMP (index or name) or throws UsageError listing the names.
 size_t resolve_lump(const Bsp& bsp, const std::string& text);

@@ -5,19 +5,83 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <fmt/core.h>
 
 namespace bspkit::cli {
 
+namespace {
+bool g_verbose = false;
+bool g_salvage = false;
+}  // namespace
+
+bool verbose() noexcept { return g_verbose; }
+
 Bsp open_reporting(const std::string& path) {
     Bsp bsp = Bsp::open(path);
-    for (const Diagnostic& d : bsp.diagnostics()) print_diagnostic(path, d);
+    print_diagnostics(path, bsp.diagnostics());
     return bsp;
+}
+
+Bsp open_for_geometry(const std::string& path) {
+    Bsp bsp = Bsp::open(path);
+    const uint64_t size = bsp.file_bytes().size();
+    const auto entities = bsp.layout().find_lump("entities");
+    for (size_t i = 0; i < bsp.lump_count() && !g_salvage; ++i) {
+        const LumpEntry& e = bsp.entry(i);
+        const uint64_t end = uint64_t(e.offset) + uint64_t(e.length);
+        if (e.length <= 0 || end <= size || i == entities) continue;
+        throw Error({path, std::string(bsp.lump_name(i)), e.offset},
+                    fmt::format("truncated: runs {} bytes past the end of the file ({} bytes); --salvage goes on "
+                                "with the {} bytes present",
+                                end - size, size, bsp.stored(i).size()));
+    }
+    print_diagnostics(path, bsp.diagnostics());
+    return bsp;
+}
+
+void add_salvage_flag(CLI::App* cmd) {
+    cmd->add_flag("--salvage", g_salvage,
+                  "Go on when a lump runs past the end of the file (truncated download), with the bytes present");
 }
 
 void print_diagnostic(const std::string& file, const Diagnostic& d) {
     const char* severity = d.severity == Severity::error ? "error: " : "warning: ";
     fmt::print(stderr, "{}\n", format_location_message({file, d.lump, d.offset}, severity + d.message));
+}
+
+std::vector<std::vector<size_t>> fold_repeats(size_t count, const std::function<std::string(size_t)>& key) {
+    std::vector<std::vector<size_t>> groups;
+    std::map<std::string, size_t> group_of;
+    for (size_t i = 0; i < count; ++i) {
+        const std::string k = g_verbose ? std::string() : key(i);
+        if (k.empty()) {
+            groups.push_back({i});
+            continue;
+        }
+        const auto [it, fresh] = group_of.try_emplace(k, groups.size());
+        if (fresh) groups.emplace_back();
+        groups[it->second].push_back(i);
+    }
+    return groups;
+}
+
+void print_diagnostics(const std::string& file, const std::vector<Diagnostic>& diagnostics) {
+    const auto groups = fold_repeats(diagnostics.size(), [&](size_t i) {
+        const Diagnostic& d = diagnostics[i];
+        return d.lump.empty() ? std::string() : std::to_string(int(d.severity)) + d.message;
+    });
+    for (const auto& group : groups) {
+        const Diagnostic& d = diagnostics[group.front()];
+        if (group.size() == 1) {
+            print_diagnostic(file, d);
+            continue;
+        }
+        std::string lumps;
+        for (size_t i : group) lumps += (lumps.empty() ? "" : ", ") + diagnostics[i].lump;
+        fmt::print(stderr, "{}: {}: {} lumps: {}: {} (--verbose lists each)\n", file,
+                   d.severity == Severity::error ? "error" : "warning", group.size(), d.message, lumps);
+    }
 }
 
 size_t resolve_lump(const Bsp& bsp, const std::string& text) {
@@ -50,6 +114,9 @@ int main(int argc, char** argv) {
     CLI::App app{"bspkit: read, check, edit and write BSP maps of the Quake / Half-Life / Source family"};
     app.set_version_flag("--version", std::string(bspkit::kVersion));
     app.require_subcommand(1);
+    app.add_flag("-v,--verbose", g_verbose,
+                 "List every repeated warning (default: one summary line per kind); also accepted after the verb");
+    app.fallthrough();  // subcommands (created below) pass unknown options such as --verbose up to here
     Action action;
     for (const auto& [name, add] : registered_verbs()) add(app, action);
     try {

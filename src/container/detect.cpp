@@ -123,6 +123,7 @@ bool looks_like_blue_shift(ByteSpan file) {
 }  // namespace
 
 Detection detect(ByteSpan file, std::string_view name) {
+    if (file.empty()) throw Error({std::string(name), "", -1}, "empty file (0 bytes)");
     if (file.size() < 4)
         throw Error({std::string(name), "header", int64_t(file.size())},
                     "file is " + std::to_string(file.size()) + " bytes, too short for a BSP header");

@@ -12,6 +12,12 @@ namespace bspkit {
 
 Bytes read_file(const std::filesystem::path& path) {
     const std::string name = path.string();
+    // fopen() succeeds on a directory and ftell() then gives LONG_MAX: ask first.
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (!ec && std::filesystem::is_directory(status)) throw Error({name, "", -1}, "is a directory");
+    if (!ec && status.type() != std::filesystem::file_type::regular && status.type() != std::filesystem::file_type::fifo)
+        throw Error({name, "", -1}, "is not a regular file");
     std::FILE* f = std::fopen(name.c_str(), "rb");
     if (!f) throw Error({name, "", -1}, std::string("cannot open: ") + std::strerror(errno));
     Bytes data;

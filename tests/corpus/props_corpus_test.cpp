@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <array>
+
 namespace bspkit::source {
 namespace {
 
@@ -142,10 +144,17 @@ TEST(PropsCorpus, MovedPropSurvivesSaveAndReopen) {
             for (size_t i = 0; i + 1 < back->props.size(); ++i) EXPECT_EQ(back->props[i].stored, before->props[i].stored);
         }
         expect_rest_unchanged(original, reopened);
-        // The saved file's own directory is consistent and the map checks clean.
+        // The saved file's own directory is consistent and the map checks as
+        // the original does (clean, or csgo_ar_monastery's unsafe pakfile name:
+        // source_check_corpus_test.cpp).
         EXPECT_TRUE(reopened.diagnostics().empty()) << reopened.diagnostics().front().message;
         const CheckReport r = check(reopened);
-        EXPECT_TRUE(r.findings.empty()) << r.findings.front().lump << ": " << r.findings.front().message;
+        const CheckReport was = check(original);
+        ASSERT_EQ(r.findings.size(), was.findings.size()) << (r.findings.empty() ? "" : r.findings.front().message);
+        for (size_t i = 0; i < r.findings.size(); ++i) {
+            EXPECT_EQ(r.findings[i].lump, was.findings[i].lump);
+            EXPECT_EQ(r.findings[i].message, was.findings[i].message);
+        }
     }
 }
 
@@ -209,4 +218,83 @@ TEST(PropsCli, ExitCodes) {
 }
 
 }  // namespace
+
+/// The counts a dprp lump (version 4) declares, read straight from its bytes:
+/// int32 model count, 128-byte names, int32 sprite count, 32-byte sprites,
+/// int32 object count (independent of decode_detail_props).
+static std::array<int32_t, 3> dprp_counts(ByteSpan d, ByteOrder order) {
+    std::array<int32_t, 3> n{};
+    size_t at = 0;
+    const size_t record[3] = {128, 32, 52};
+    for (int k = 0; k < 3; ++k) {
+        n[size_t(k)] = load<int32_t>(d.data() + at, order);
+        at += 4 + size_t(n[size_t(k)]) * record[k];
+    }
+    EXPECT_EQ(at, d.size()) << "the three lists fill the lump";
+    return n;
+}
+
+TEST(PropsCli, DetailPropsCountsAreTheLumpsOwn) {
+    const CorpusFile& f = test::corpus_file("src_v19/sdk_vehicles_v19.bsp");
+    const Bsp bsp = Bsp::parse(test::read_corpus(f), f.relpath);
+    const auto k = find_game_lump(bsp, GAMELUMP_DETAIL_PROPS);
+    ASSERT_TRUE(k);
+    ASSERT_GT(bsp.game_lump_decoded(*k).size(), 500000u);  // the 536 KB dprp
+    const auto n = dprp_counts(bsp.game_lump_decoded(*k), bsp.byte_order());
+    ASSERT_GT(n[2], 0);
+
+    const auto json = test::run_cli({"props", "--json", f.path.string()});
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    const auto j = nlohmann::json::parse(json.out)["detail_props"];
+    EXPECT_EQ(j["version"], bsp.game_lumps()[*k].version);
+    EXPECT_EQ(j["models"].size(), size_t(n[0]));
+    EXPECT_EQ(j["sprite_count"], n[1]);
+    EXPECT_EQ(j["object_count"], n[2]);
+    ASSERT_EQ(j["objects"].size(), size_t(n[2]));
+    size_t by_type[4] = {};
+    for (const auto& o : j["objects"]) {
+        const std::string type = o["type"];
+        for (size_t t = 0; t < 4; ++t) by_type[t] += type == std::array{"model", "sprite", "shape_cross", "shape_tri"}[t];
+        EXPECT_LT(o["index"].get<size_t>(), type == "model" ? size_t(n[0]) : size_t(n[1]));
+    }
+
+    const auto text = test::run_cli({"props", f.path.string()});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    const auto str = [](auto v) { return std::to_string(v); };
+    const std::string summary = "dprp:     version " + str(bsp.game_lumps()[*k].version) + ": " + str(n[0]) +
+                                " models, " + str(n[1]) + " sprites, " + str(n[2]) + " objects (" + str(by_type[0]) +
+                                " model, " + str(by_type[1]) + " sprite, " + str(by_type[2]) + " shape_cross, " +
+                                str(by_type[3]) + " shape_tri)";
+    EXPECT_NE(text.out.find(summary), std::string::npos)
+        << text.out;
+    for (const auto& name : j["models"]) EXPECT_NE(text.out.find(name.get<std::string>()), std::string::npos);
+}
+
+TEST(LumpCli, GameLumpsExtractByFourcc) {
+    const std::string dir = test::temp_dir("fourcc");
+    size_t extracted = 0;
+    for (const CorpusFile* f : source_files()) {
+        SCOPED_TRACE(f->relpath);
+        const Bsp bsp = Bsp::parse(test::read_corpus(*f), f->relpath);
+        const auto& games = bsp.game_lumps();
+        for (size_t k = 0; k < games.size(); ++k) {
+            const std::string id = games[k].name();
+            if (id.find('?') != std::string::npos || find_game_lump(bsp, games[k].id) != k) continue;
+            SCOPED_TRACE(id);
+            const std::string out = dir + "/" + test::test_name(f->relpath) + "_" + std::to_string(k) + ".bin";
+            const auto r = test::run_cli({"lump", "extract", f->path.string(), id, "-o", out});
+            ASSERT_EQ(r.exit_code, 0) << r.err;
+            const ByteSpan want = bsp.game_lump_decoded(k);
+            EXPECT_EQ(read_file(out), Bytes(want.begin(), want.end()));
+            ++extracted;
+        }
+        if (!games.empty()) {
+            const auto none = test::run_cli({"lump", "extract", f->path.string(), "zzzz", "-o", dir + "/none"});
+            EXPECT_EQ(none.exit_code, 2);
+            EXPECT_NE(none.err.find("its game lumps are " + games[0].name()), std::string::npos) << none.err;
+        }
+    }
+    EXPECT_GT(extracted, 10u);
+}
+
 }  // namespace bspkit::source

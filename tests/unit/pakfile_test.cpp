@@ -1,10 +1,12 @@
 // Source pakfile: zips built here by hand (independent of the code under
 // test), hostile entry names, LZMA entries, editing, hostile archives, and
 // game lump offsets after the pakfile grows.
+#include <bspkit/check.hpp>
 #include <bspkit/file_io.hpp>
 #include <bspkit/formats/source_pakfile.hpp>
 
 #include "run.hpp"
+#include "samples.hpp"
 
 #include <gtest/gtest.h>
 #include <lzma.h>
@@ -517,4 +519,34 @@ TEST(Pakfile, GameLumpOffsetsFollowAGrowingPakfile) {
     ASSERT_EQ(pak2.entries().size(), 4u);
     EXPECT_EQ(pak2.extract(3), Bytes(12345, 7));
     EXPECT_EQ(libzip_read(Bytes(back.decoded(40).begin(), back.decoded(40).end())).size(), 4u);
+}
+
+TEST(Pakfile, CheckNamesEveryUnsafeEntryAsAnError) {
+    const std::vector<std::string> hostile = {"../evil.txt", "/etc/passwd", "C:\\x.txt", "a\\..\\..\\b.txt",
+                                              "\\\\server\\share\\x.txt", "d:rel.txt"};
+    std::vector<ZipItem> items = kItems;
+    for (const std::string& h : hostile) items.push_back({h, bytes("pwned")});
+    for (const auto& s : samples::all()) {
+        if (s.format != "source") continue;
+        SCOPED_TRACE(s.name);
+        Bsp bsp = Bsp::parse(s.bytes, s.name);
+        const size_t pak = *bsp.find_lump("pakfile");
+        bsp.replace(pak, make_zip(kItems));
+        const CheckReport safe = check(Bsp::parse(bsp.serialize(), s.name));
+        for (const Finding& f : safe.findings) EXPECT_NE(f.lump, "pakfile") << f.message;
+        bsp.replace(pak, make_zip(items));
+        const CheckReport r = check(Bsp::parse(bsp.serialize(), s.name));
+        size_t named = 0;
+        for (const Finding& f : r.findings) {
+            if (f.lump != "pakfile") continue;
+            ASSERT_EQ(f.severity, Severity::error);
+            ASSERT_EQ(f.field, "name");
+            ASSERT_GE(f.record, int64_t(kItems.size()));
+            const std::string& name = hostile.at(size_t(f.record) - kItems.size());
+            EXPECT_NE(f.message.find("entry \"" + name + "\" is unsafe: "), std::string::npos) << f.message;
+            ++named;
+        }
+        EXPECT_EQ(named, hostile.size());
+        EXPECT_FALSE(r.ok());
+    }
 }

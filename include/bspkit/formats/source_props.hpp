@@ -188,6 +188,9 @@ inline constexpr uint16_t GAMELUMP_DETAIL_PROPS_VERSION = 4;
 /// Decodes 'dprp'; throws Error for version < 4 or counts that do not fit.
 DetailPropsLump decode_detail_props(ByteSpan data, uint16_t version, ByteOrder order, const Location& where);
 Bytes encode_detail_props(const DetailPropsLump& lump, ByteOrder order);
+/// The map's detail props, nullopt when it has no 'dprp' game lump. A dprp
+/// older than version 4 gives its version and empty lists (not decoded).
+std::optional<DetailPropsLump> read_detail_props(const Bsp& bsp);
 
 /// Decodes 'dplt' / 'dplh': an int count, then 5-byte records.
 std::vector<DetailPropLightstylesLump_t> decode_detail_prop_lighting(ByteSpan data, ByteOrder order,

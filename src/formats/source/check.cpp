@@ -5,6 +5,8 @@
 // (lump, field), so hostile files stay cheap.
 #include <bspkit/check.hpp>
 #include <bspkit/formats/source.hpp>
+#include <bspkit/entities.hpp>
+#include <bspkit/formats/source_pakfile.hpp>
 #include <bspkit/formats/source_props.hpp>
 
 #include "formats/common/check_util.hpp"
@@ -608,49 +610,27 @@ void check_physcollide(Checker& c) {
         c.index(pl, int64_t(i), "modelIndex", models[i].header.modelIndex, n, c.name(lump::models));
 }
 
-// --- entities ---------------------------------------------------------------
+// --- pakfile ------------------------------------------------------------------
 
-/// "model" "*N" values must name a brush model.
-void check_entities(Checker& c) {
-    const std::string_view text = c.map_.entities();
-    const size_t models = c.map_.models().size();
-    const std::string el = c.name(lump::entities);
-    int64_t entity = -1;
-    size_t at = 0;
-    std::vector<std::string_view> tokens;  // the last two quoted strings
-    while (at < text.size()) {
-        const char ch = text[at];
-        if (ch == '{') {
-            ++entity;
-            tokens.clear();
-            ++at;
-            continue;
-        }
-        if (ch != '"') {
-            ++at;
-            continue;
-        }
-        const size_t end = text.find('"', at + 1);
-        if (end == std::string_view::npos) {
-            c.error(el, entity, "", "unterminated quoted string at byte " + std::to_string(at));
-            return;
-        }
-        tokens.push_back(text.substr(at + 1, end - at - 1));
-        at = end + 1;
-        if (tokens.size() == 2) {
-            if (tokens[0] == "model" && !tokens[1].empty() && tokens[1][0] == '*') {
-                size_t index = 0;
-                const auto v = tokens[1].substr(1);
-                const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), index);
-                if (ec != std::errc() || p != v.data() + v.size())
-                    c.error(el, entity, "model", "model \"" + std::string(tokens[1]) + "\" is not *N");
-                else if (index >= models)
-                    c.error(el, entity, "model",
-                            "model *" + std::to_string(index) + " is out of range: " + c.name(lump::models) + " has " +
-                                std::to_string(models) + " records");
-            }
-            tokens.clear();
-        }
+/// Entry names that would land outside an extraction directory ("..",
+/// absolute paths, drive letters, backslash forms of those) are errors: the
+/// engine resolves them against the game's search paths.
+void check_pakfile(Checker& c) {
+    const auto index = c.bsp_.layout().find_lump("pakfile");
+    if (!index || c.bsp_.decoded_length(*index) == 0) return;
+    const std::string pl = c.name(*index);
+    Pakfile pak;
+    try {
+        pak = Pakfile::read(c.bsp_);
+    } catch (const Error& e) {
+        c.error(pl, -1, "", e.detail());
+        return;
+    }
+    const auto& entries = pak.entries();
+    for (size_t i = 0; i < entries.size(); ++i) {
+        std::string why;
+        if (entry_path(entries[i].name, &why)) continue;
+        c.error(pl, int64_t(i), "name", "entry \"" + bytes_to_utf8(entries[i].name) + "\" is unsafe: " + why);
     }
 }
 
@@ -789,7 +769,7 @@ void check(const Bsp& bsp, CheckReport& report) {
         check_edges,  check_surfedges,  check_faces,        check_face_side_lumps, check_lightmap_lumps,
         check_textures, check_tree,     check_leafs,        check_brushes,         check_areas,
         check_displacements, check_vis, check_worldlights,  check_overlays,        check_occlusion,
-        check_physcollide, check_entities, check_game_lumps, check_limits,
+        check_physcollide, check_pakfile, check_game_lumps, check_limits,
     };
     for (Step step : kSteps) {
         try {

@@ -400,6 +400,16 @@ std::optional<StaticPropsLump> read_static_props(const Bsp& bsp) {
                                game_lump_location(bsp, *k));
 }
 
+std::optional<DetailPropsLump> read_detail_props(const Bsp& bsp) {
+    if (bsp.format() != Format::source)
+        throw Error({bsp.file_name(), "header", 0}, "detail props exist only in Source maps");
+    const auto k = find_game_lump(bsp, GAMELUMP_DETAIL_PROPS);
+    if (!k) return std::nullopt;
+    const GameLump& g = bsp.game_lumps()[*k];
+    if (g.version < GAMELUMP_DETAIL_PROPS_VERSION) return DetailPropsLump{g.version, {}, {}, {}};
+    return decode_detail_props(bsp.game_lump_decoded(*k), g.version, bsp.byte_order(), game_lump_location(bsp, *k));
+}
+
 void write_static_props(Bsp& bsp, const StaticPropsLump& props) {
     const auto k = find_game_lump(bsp, GAMELUMP_STATIC_PROPS);
     if (!k) throw Error({bsp.file_name(), std::string(bsp.lump_name(lump::game_lump)), -1}, "the map has no sprp game lump");
