@@ -240,8 +240,11 @@ Rgb texel(const std::string& name, int x, int y) {
         return {110 + tone + 12 * n, 104 + tone + 12 * n, 92 + tone + 10 * n};
     }
     if (name == "ceiling") {
-        const bool seam = x % 32 == 0 || y % 64 == 0;
-        return seam ? Rgb{50, 50, 58} : Rgb{92 + 15 * n, 94 + 15 * n, 104 + 15 * n};
+        // Panels of 32 x 64 with a light top-left bevel and a dark seam.
+        const int px = x % 32, py = y % 64;
+        if (px == 0 || py == 0) return {44, 44, 52};
+        const float bevel = (px == 1 || py == 1) ? 40.0f : (px == 31 || py == 63) ? -25.0f : 0.0f;
+        return {88 + bevel + 30 * n, 90 + bevel + 30 * n, 100 + bevel + 30 * n};
     }
     // door: vertical planks with two iron bands
     if (y % 32 < 4) return {60 + 20 * n, 60 + 20 * n, 66 + 20 * n};
