@@ -105,24 +105,19 @@ int floor_luxel(const RoomMap& m, const Vec3& p) {
         if (pl.type != 2 || f.side != 0 || pl.dist != p[2]) continue;
         float mins[3] = {1e9f, 1e9f, 1e9f}, maxs[3] = {-1e9f, -1e9f, -1e9f};
         const texinfo_t& ti = t.texinfo[size_t(f.texinfo)];
-        double st_min[2] = {1e30, 1e30};
+        double st_min[2] = {1e30, 1e30}, st_max[2] = {-1e30, -1e30};
         for (int k = 0; k < f.numedges; ++k) {
             const int32_t e = t.surfedges[size_t(f.firstedge + k)].edge;
             const dvertex_t& v = t.vertexes[e < 0 ? t.edges[size_t(-e)].v[1] : t.edges[size_t(e)].v[0]];
             for (int a = 0; a < 3; ++a) mins[a] = std::min(mins[a], v.point[a]), maxs[a] = std::max(maxs[a], v.point[a]);
-            for (int a = 0; a < 2; ++a)
-                st_min[a] = std::min(st_min[a], double(v.point[0] * ti.vecs[a][0] + v.point[1] * ti.vecs[a][1] +
-                                                       v.point[2] * ti.vecs[a][2] + ti.vecs[a][3]));
+            for (int a = 0; a < 2; ++a) {
+                const double st = double(v.point[0] * ti.vecs[a][0] + v.point[1] * ti.vecs[a][1] +
+                                         v.point[2] * ti.vecs[a][2] + ti.vecs[a][3]);
+                st_min[a] = std::min(st_min[a], st);
+                st_max[a] = std::max(st_max[a], st);
+            }
         }
         if (p[0] < mins[0] || p[0] >= maxs[0] || p[1] < mins[1] || p[1] >= maxs[1]) continue;
-        double st_max[2] = {-1e30, -1e30};
-        for (int k = 0; k < f.numedges; ++k) {
-            const int32_t e = t.surfedges[size_t(f.firstedge + k)].edge;
-            const dvertex_t& v = t.vertexes[e < 0 ? t.edges[size_t(-e)].v[1] : t.edges[size_t(e)].v[0]];
-            for (int a = 0; a < 2; ++a)
-                st_max[a] = std::max(st_max[a], double(v.point[0] * ti.vecs[a][0] + v.point[1] * ti.vecs[a][1] +
-                                                       v.point[2] * ti.vecs[a][2] + ti.vecs[a][3]));
-        }
         const int width = int(std::ceil(st_max[0] / 16) - std::floor(st_min[0] / 16)) + 1;
         int luxel[2];
         for (int a = 0; a < 2; ++a) {
