@@ -43,11 +43,12 @@ endef
 deps:
 	$(call apt_install_missing,$(DEBIAN_PACKAGES))
 
-# What the tests need on top: test-only Debian packages, then each npm tool (`npm ci`, only when missing).
+# What the tests need on top: test-only Debian packages, then each npm tool (`npm ci`, unless a
+# finished install is there: npm writes node_modules/.package-lock.json last).
 test-deps: deps
 	$(call apt_install_missing,$(TEST_DEBIAN_PACKAGES))
 	@for t in $(TEST_NPM_TOOLS); do \
-	  if [ ! -d $$t/node_modules ]; then \
+	  if [ ! -f $$t/node_modules/.package-lock.json ]; then \
 	    echo "installing the npm tool $$t (npm ci, pinned by its package-lock.json)"; \
 	    (cd $$t && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
 	  fi; \
