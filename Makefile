@@ -1,7 +1,8 @@
 # bspkit — the two set-up commands of the README:
 #   make demo   install missing Debian build dependencies, build (Release), run on generated samples
 #   make test   install missing dependencies, build, run the whole test suite with ctest
-# Extra targets: make test-sanitize (ASan + UBSan suite), make bench, make fuzz, make clean.
+# Extra targets: make install [PREFIX=/usr/local], make test-sanitize (ASan + UBSan suite), make bench,
+# make fuzz, make clean.
 
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD_DIR   ?= build
@@ -13,18 +14,23 @@ ifneq ($(CCACHE),)
 CMAKE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
 endif
 
-# Debian 12 packages the build and the tests need.
+# Debian 12 packages that building the library and the command line needs (all `make demo` installs).
 DEBIAN_PACKAGES = build-essential cmake pkg-config git \
-  liblzma-dev libzip-dev zlib1g-dev libstb-dev libpng-dev libfmt-dev libcli11-dev nlohmann-json3-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
+  liblzma-dev zlib1g-dev libstb-dev libpng-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+# Debian packages only the tests, benchmarks and fuzzers need (`make build` / `make test`): add test-only
+# tools here (a browser for render tests, ...). nodejs + npm run the npm tools of `test-deps`.
+# libzip is the tests' independent zip reader (the library has its own).
+TEST_DEBIAN_PACKAGES = libzip-dev libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev nodejs npm
+# npm tools the tests run, one folder under tools/ each, pinned by its package-lock.json (`npm ci`).
+TEST_NPM_TOOLS = tools/gltf-validator
 
-.PHONY: all deps demo build test test-sanitize bench fuzz clean
+.PHONY: all deps test-deps demo build test test-sanitize bench fuzz clean install
 
 all: build
 
-# Installs only what is missing; needs root (or sudo) the first time.
-deps:
-	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+# Installs the Debian packages of $(1) that are missing; needs root (or sudo) the first time.
+define apt_install_missing
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -32,51 +38,80 @@ deps:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
-	@# Khronos glTF-Validator (npm) for the export tests, pinned by tools/gltf-validator/package-lock.json.
-	@if [ ! -f tools/gltf-validator/node_modules/gltf-validator/package.json ]; then \
-	  if ! command -v npm >/dev/null 2>&1; then \
-	    echo "installing Debian packages: nodejs npm"; \
-	    if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
-	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null; \
+endef
+
+# What building bspkit needs, and nothing else (no Node, no test libraries).
+deps:
+	$(call apt_install_missing,$(DEBIAN_PACKAGES))
+
+# What the tests need on top: test-only Debian packages, then each npm tool (`npm ci`, unless a
+# finished install is there: npm writes node_modules/.package-lock.json last).
+test-deps: deps
+	$(call apt_install_missing,$(TEST_DEBIAN_PACKAGES))
+	@for t in $(TEST_NPM_TOOLS); do \
+	  if [ ! -f $$t/node_modules/.package-lock.json ]; then \
+	    echo "installing the npm tool $$t (npm ci, pinned by its package-lock.json)"; \
+	    (cd $$t && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
 	  fi; \
-	  echo "installing the glTF validator (npm ci in tools/gltf-validator)"; \
-	  (cd tools/gltf-validator && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
-	fi
+	done
 
 $(BUILD_DIR)/release/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD_DIR)/release -DCMAKE_BUILD_TYPE=Release -DBSPKIT_TESTS=OFF -DBSPKIT_BENCH=OFF $(CMAKE_FLAGS)
 
+# The demo: compile a small Quake map with bspkit's own sample generator (src/samples/room_map.cpp:
+# three rooms, a door, lights, lightmaps, textures, visibility), then run the main job on it.
+DEMO_DIR = $(BUILD_DIR)/demo
+BSPKIT   = $(BUILD_DIR)/release/bspkit
 demo: deps $(BUILD_DIR)/release/CMakeCache.txt
 	cmake --build $(BUILD_DIR)/release -j$(JOBS) --target bspkit_cli bspkit-sample
-	@rm -rf $(BUILD_DIR)/demo && $(BUILD_DIR)/release/bspkit-sample $(BUILD_DIR)/demo > /dev/null
-	@for f in $(BUILD_DIR)/demo/*.bsp; do \
-	  echo "=== bspkit info $$f"; $(BUILD_DIR)/release/bspkit info $$f || exit 1; echo; \
-	done
-	@echo "=== bspkit repack --compress $(BUILD_DIR)/demo/sample_source.bsp"
-	@$(BUILD_DIR)/release/bspkit repack $(BUILD_DIR)/demo/sample_source.bsp --compress -o $(BUILD_DIR)/demo/packed.bsp
-	@$(BUILD_DIR)/release/bspkit info $(BUILD_DIR)/demo/packed.bsp | head -12
+	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)/out && $(BUILD_DIR)/release/bspkit-sample $(DEMO_DIR) > /dev/null
+	@echo; echo "=== the map: $(DEMO_DIR)/rooms.bsp (generated by bspkit-sample; other formats' samples beside it)"
+	@echo "=== bspkit info $(DEMO_DIR)/rooms.bsp"; $(BSPKIT) info $(DEMO_DIR)/rooms.bsp
+	@echo; echo "=== bspkit check $(DEMO_DIR)/rooms.bsp"; $(BSPKIT) check $(DEMO_DIR)/rooms.bsp
+	@echo; echo "=== bspkit vis $(DEMO_DIR)/rooms.bsp"; $(BSPKIT) vis $(DEMO_DIR)/rooms.bsp | tail -n 3
+	@echo; echo "=== bspkit export $(DEMO_DIR)/rooms.bsp -o $(DEMO_DIR)/out/rooms.glb"; \
+	  $(BSPKIT) export $(DEMO_DIR)/rooms.bsp -o $(DEMO_DIR)/out/rooms.glb
+	@echo; echo "=== bspkit lightmaps / textures -o $(DEMO_DIR)/out"; \
+	  $(BSPKIT) lightmaps $(DEMO_DIR)/rooms.bsp -o $(DEMO_DIR)/out/lightmaps && \
+	  $(BSPKIT) textures $(DEMO_DIR)/rooms.bsp -o $(DEMO_DIR)/out/textures
+	@# RENDER: when `bspkit render` exists (another issue), add here:
+	@#   $(BSPKIT) render $(DEMO_DIR)/rooms.bsp -o $(DEMO_DIR)/out/rooms.png
+	@echo; echo "=== outputs"; \
+	  echo "binary:    $(BSPKIT)"; \
+	  echo "map:       $(DEMO_DIR)/rooms.bsp"; \
+	  echo "glTF:      $(DEMO_DIR)/out/rooms.glb  (open in https://gltf-viewer.donmccurdy.com or Blender)"; \
+	  echo "lightmaps: $(DEMO_DIR)/out/lightmaps/"; \
+	  echo "textures:  $(DEMO_DIR)/out/textures/"; \
+	  echo "render:    (not yet: bspkit render is planned)"
 
-build: deps
+# make install [PREFIX=/usr/local]: bin/bspkit, include/bspkit/, lib/libbspkit.a and the CMake
+# package lib/cmake/bspkit/ (find_package(bspkit) -> bspkit::bspkit). Needs write access to PREFIX.
+PREFIX ?= /usr/local
+install: deps $(BUILD_DIR)/release/CMakeCache.txt
+	cmake --build $(BUILD_DIR)/release -j$(JOBS) --target bspkit bspkit_cli
+	cmake --install $(BUILD_DIR)/release --prefix $(PREFIX)
+
+build: test-deps
 	cmake -S . -B $(BUILD_DIR)/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBSPKIT_CORPUS=$(CORPUS) $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR)/test -j$(JOBS)
 
 test: build
 	ctest --test-dir $(BUILD_DIR)/test --output-on-failure -j$(JOBS)
 
-test-sanitize: deps
+test-sanitize: test-deps
 	cmake -S . -B $(BUILD_DIR)/asan -DCMAKE_BUILD_TYPE=Debug -DBSPKIT_SANITIZE=ON -DBSPKIT_BENCH=OFF -DBSPKIT_CORPUS=$(CORPUS) $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR)/asan -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(BUILD_DIR)/asan --output-on-failure -j$(JOBS)
 
-bench: deps
+bench: test-deps
 	cmake -S . -B $(BUILD_DIR)/release -DCMAKE_BUILD_TYPE=Release -DBSPKIT_TESTS=OFF -DBSPKIT_BENCH=ON -DBSPKIT_CORPUS=$(CORPUS) $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR)/release -j$(JOBS)
 	@for b in $(BUILD_DIR)/release/bench/*_bench; do echo "=== $$b"; $$b --benchmark_min_time=0.2 || exit 1; done
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS, seeded from the corpus and the samples.
 FUZZ_SECONDS ?= 60
-fuzz: deps
+fuzz: test-deps
 	CXX=clang++ cmake -S . -B $(BUILD_DIR)/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBSPKIT_FUZZ=ON -DBSPKIT_TESTS=OFF -DBSPKIT_BENCH=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR)/fuzz -j$(JOBS)
 	fuzz/run.sh $(BUILD_DIR)/fuzz $(CORPUS) $(FUZZ_SECONDS)
