@@ -21,8 +21,14 @@
 //   - Line traces also hit the triangles of Source displacements and Quake 3
 //     patches (the model's tessellation) whose contents match the mask.
 // Every tree is validated by prepare(): out-of-range children or planes,
-// cycles, shared subtrees and depth beyond kMaxTreeDepth are Errors naming
-// the lump and offset, so queries never loop and never recurse unboundedly.
+// cycles and paths longer than kMaxTreeDepth are Errors naming the lump and
+// offset, so queries never loop and never recurse unboundedly. Subtrees
+// shared between branches are legal (Half-Life compilers merge equal clipnode
+// subtrees); a trace whose walk exceeds a step budget far above the tree's
+// size (a hostile shared-subtree lattice) throws Error instead of running on.
+//
+// The World keeps a reference to the Bsp's visibility lump: the Bsp must
+// outlive it.
 #pragma once
 
 #include <bspkit/bsp.hpp>

@@ -29,11 +29,23 @@ void lerp(const float a[3], const float b[3], float f, float r[3]) {
 
 // ---- Quake 1 family: a point through a clip hull ---------------------------
 
+/// Trace steps allowed over a tree: a real tree visits each node once, so a
+/// budget far above the tree's size only stops hostile shared subtrees.
+uint64_t step_budget(const Tree& t) { return std::max<uint64_t>(uint64_t(1) << 16, 8 * (t.nodes.size() + t.leafs.size())); }
+
+[[noreturn]] void out_of_steps(const Collision& c, const Tree& t) {
+    throw Error({c.file, t.node_lump, -1}, "a trace took more than " + std::to_string(step_budget(t)) +
+                                               " steps: shared subtrees make the tree too large to walk");
+}
+
 struct HullTrace {
+    const Collision& c;
+    const Tree& tree;
     const Plane* planes;
     const Node* nodes;
     const Leaf* leafs;
     int32_t root;
+    uint64_t steps = 0, budget = 0;
     bool allsolid = true, startsolid = false;
     float fraction = 1;
     float end[3] = {0, 0, 0};
@@ -51,6 +63,7 @@ struct HullTrace {
     // True while the trace goes on (no impact on this path).
     bool check(int32_t num, float p1f, float p2f, const float p1[3], const float p2[3]) {
         constexpr float DIST_EPSILON = 0.03125f;
+        if (++steps > budget) out_of_steps(c, tree);
         if (num < 0) {
             if (leafs[~num].contents != quake1_contents_solid) allsolid = false;
             else startsolid = true;
@@ -109,6 +122,7 @@ struct BoxTrace {
     uint32_t mask;
     float eps;
     Marks* marks = nullptr;
+    uint64_t steps = 0, budget = 0;
     // results
     float fraction = 1;
     bool startsolid = false, allsolid = false;
@@ -182,6 +196,7 @@ struct BoxTrace {
 
     void node(int32_t num, float p1f, float p2f, const float p1[3], const float p2[3]) {
         if (fraction <= p1f) return;  // already hit something nearer
+        if (++steps > budget) out_of_steps(c, c.trees[0]);
         if (num < 0) {
             leaf(~num);
             return;
@@ -364,7 +379,8 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             if (model.root[size_t(hull)] >= 0 && size_t(model.root[size_t(hull)]) >= t.nodes.size()) return;
             const Vec3 shift = offset + model.origin;
             const V s = vec(start_v - shift), e = vec(end_v - shift);
-            HullTrace h{c.planes.data(), t.nodes.data(), t.leafs.data(), model.root[size_t(hull)]};
+            HullTrace h{c, t, c.planes.data(), t.nodes.data(), t.leafs.data(), model.root[size_t(hull)]};
+            h.budget = step_budget(t);
             std::copy(e.v, e.v + 3, h.end);
             h.check(h.root, 0, 1, s.v, e.v);
             if (h.allsolid) h.startsolid = true;  // SV_ClipMoveToEntity
@@ -392,6 +408,7 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
     const uint32_t mask = o.mask ? o.mask : is_box ? c.mask_playersolid : c.mask_solid;
     BoxTrace bt{c, {}, {}, {}, {}, {}, !is_box, mask, c.epsilon};
     bt.marks = &marks_for(w);
+    bt.budget = step_budget(c.trees[0]);
     const V mins = vec(o.mins), maxs = vec(o.maxs);
     for (int i = 0; i < 3; ++i) {
         bt.mins[i] = mins[i];

@@ -5,6 +5,7 @@
 
 #include <bspkit/entities.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <cmath>
@@ -57,9 +58,10 @@ std::vector<Vec3> model_origins(const Bsp& bsp, size_t models) {
 
 namespace {
 
-// Every node's plane and children in range; every root's tree a tree (no
-// node reached twice from one root: no cycle, no shared subtree) no deeper
-// than kMaxTreeDepth. Queries then need no checks and cannot loop.
+// Every node's plane and children in range; no cycle under any root; no path
+// longer than kMaxTreeDepth. Queries then need no range checks, cannot loop,
+// and bound their recursion; a step budget per trace (trace.cpp) stops
+// hostile shared subtrees that would make a trace exponential.
 void validate_tree(const Bsp& bsp, const Collision& c, const Tree& t, std::span<const int32_t> roots) {
     const size_t planes = c.planes.size(), nodes = t.nodes.size(), leafs = t.leafs.size();
     for (size_t i = 0; i < nodes; ++i) {
@@ -76,30 +78,51 @@ void validate_tree(const Bsp& bsp, const Collision& c, const Tree& t, std::span<
                          " is out of range (" + std::to_string(nodes) + " nodes, " + std::to_string(leafs) + " leaves)");
         }
     }
-    std::vector<uint32_t> stamp(nodes, 0);
-    std::vector<std::pair<int32_t, int32_t>> stack;  // node, depth
-    uint32_t generation = 0;
+    // Iterative depth-first walk: a node met again while it is on the path is a
+    // cycle; subtrees shared between branches (Half-Life compilers merge equal
+    // clipnode subtrees) are allowed, and their height is remembered so the
+    // longest path is bounded without walking them twice.
+    enum : uint8_t { kNew, kOnPath, kDone };
+    std::vector<uint8_t> state(nodes, kNew);
+    std::vector<int32_t> height(nodes, 0);
+    struct Frame {
+        int32_t node;
+        int next;  ///< child to look at next
+    };
+    std::vector<Frame> path;
     for (const int32_t root : roots) {
         if (root < 0) continue;
         if (size_t(root) >= nodes)
             fail(bsp, "models", -1, 0, "a model's head node " + std::to_string(root) + " is out of range (" +
                                            std::to_string(nodes) + " " + t.node_lump + ")");
-        ++generation;
-        stack.assign(1, {root, 1});
-        while (!stack.empty()) {
-            const auto [n, depth] = stack.back();
-            stack.pop_back();
-            if (stamp[size_t(n)] == generation)
-                fail(bsp, t.node_lump, n, t.node_bytes,
-                     "node " + std::to_string(n) + " is reached twice from head node " + std::to_string(root) +
-                         " (a cycle or a shared subtree)");
-            stamp[size_t(n)] = generation;
+        if (state[size_t(root)] == kDone) continue;
+        path.assign(1, {root, 0});
+        state[size_t(root)] = kOnPath;
+        while (!path.empty()) {
+            Frame& f = path.back();
+            if (f.next == 2) {
+                int32_t h = 1;
+                for (const int32_t ch : t.nodes[size_t(f.node)].child)
+                    if (ch >= 0) h = std::max(h, height[size_t(ch)] + 1);
+                height[size_t(f.node)] = h;
+                state[size_t(f.node)] = kDone;
+                path.pop_back();
+                continue;
+            }
+            const int32_t ch = t.nodes[size_t(f.node)].child[f.next++];
+            if (ch < 0) continue;
+            if (state[size_t(ch)] == kOnPath)
+                fail(bsp, t.node_lump, ch, t.node_bytes,
+                     "node " + std::to_string(ch) + " is its own descendant (a cycle under head node " +
+                         std::to_string(root) + ")");
+            const int32_t depth = int32_t(path.size()) + (state[size_t(ch)] == kDone ? height[size_t(ch)] : 1);
             if (depth > kMaxTreeDepth)
-                fail(bsp, t.node_lump, n, t.node_bytes,
+                fail(bsp, t.node_lump, ch, t.node_bytes,
                      "the tree under head node " + std::to_string(root) + " is deeper than " +
                          std::to_string(kMaxTreeDepth) + " nodes");
-            for (int s = 0; s < 2; ++s)
-                if (t.nodes[size_t(n)].child[s] >= 0) stack.push_back({t.nodes[size_t(n)].child[s], depth + 1});
+            if (state[size_t(ch)] == kDone) continue;
+            state[size_t(ch)] = kOnPath;
+            path.push_back({ch, 0});
         }
     }
 }

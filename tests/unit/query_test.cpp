@@ -104,7 +104,7 @@ TEST(Query, Quake1WithoutClipnodesHasNoHulls) {
 
 TEST(Query, HostileTreesAreRefused) {
     // A node that is its own child: a cycle.
-    EXPECT_NE(prepare_error(q1([](Room& m) { m.nodes[0].children[0] = 0; })).find("reached twice"), std::string::npos);
+    EXPECT_NE(prepare_error(q1([](Room& m) { m.nodes[0].children[0] = 0; })).find("cycle"), std::string::npos);
     // A child past the node lump.
     EXPECT_NE(prepare_error(q1([](Room& m) { m.nodes[0].children[0] = 7; })).find("out of range"), std::string::npos);
     // A leaf past the leaf lump.
@@ -117,13 +117,7 @@ TEST(Query, HostileTreesAreRefused) {
                   m.clipnodes[0].children[0] = 1;
                   m.clipnodes[1].children[1] = 0;
                   for (int h = 1; h < 4; ++h) m.models[0].headnode[h] = 0;
-              })).find("reached twice"),
-              std::string::npos);
-    // A shared subtree: both children of node 0 are node 1.
-    EXPECT_NE(prepare_error(q1([](Room& m) {
-                  m.nodes.push_back(m.nodes[0]);
-                  m.nodes[0].children[0] = m.nodes[0].children[1] = 1;
-              })).find("reached twice"),
+              })).find("cycle"),
               std::string::npos);
     // A chain deeper than kMaxTreeDepth (BSP2: 32-bit children).
     const std::string deep = prepare_error([] {
@@ -156,10 +150,37 @@ TEST(Query, Quake2HostileReferencesAreRefused) {
               std::string::npos);
     EXPECT_NE(prepare_error(build([](Quake2Map& m) { m.brushes[0].numsides = 60; })).find("names sides"),
               std::string::npos);
-    EXPECT_NE(prepare_error(build([](Quake2Map& m) { m.nodes[0].children[0] = 0; })).find("reached twice"),
+    EXPECT_NE(prepare_error(build([](Quake2Map& m) { m.nodes[0].children[0] = 0; })).find("cycle"),
               std::string::npos);
     EXPECT_NE(prepare_error(build([](Quake2Map& m) { m.models[0].headnode = 40; })).find("head node 40"),
               std::string::npos);
+}
+
+// Shared subtrees are legal (Half-Life compilers merge equal clipnode
+// subtrees), but 80 nodes on one plane each sending both children to the next
+// make a box trace near the plane visit 2^80 paths: the step budget ends it.
+TEST(Query, SharedSubtreeLatticeEndsWithAnError) {
+    Quake2Map m;
+    const auto base = m.nodes[0];
+    m.nodes.clear();
+    for (int i = 0; i < 80; ++i) {
+        auto n = base;
+        n.children[0] = n.children[1] = i + 1;
+        m.nodes.push_back(n);
+    }
+    m.nodes.back().children[0] = -2;
+    m.nodes.back().children[1] = -1;
+    const Bsp bsp = Bsp::parse(m.build(), "lattice.bsp");
+    const World w = World::prepare(bsp);
+    // A trace far from the plane takes one path and is fine.
+    EXPECT_EQ(w.trace({0, 0, 64}, {50, 0, 64}).fraction, 1);
+    try {
+        (void)w.trace({-60, 0, 64}, {-50, 0, 64}, query::TraceOptions::box({-16, -16, -16}, {16, 16, 16}));
+        FAIL() << "an exponential trace ran to the end";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("steps"), std::string::npos) << e.what();
+        EXPECT_EQ(std::string(e.what()).rfind("lattice.bsp: lump nodes", 0), 0u) << e.what();
+    }
 }
 
 TEST(Query, BatchesEqualSingleTraces) {
