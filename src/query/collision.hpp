@@ -8,6 +8,7 @@
 #include <bspkit/visibility.hpp>
 
 #include <array>
+#include <initializer_list>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -108,6 +109,24 @@ void build_quake2(const Bsp& bsp, Collision& c);
 void build_quake3(const Bsp& bsp, Collision& c);
 void build_nightfire(const Bsp& bsp, Collision& c);
 void build_source(const Bsp& bsp, Collision& c);
+
+/// Engine contents bit -> ContentFlag bits, for the table-driven mappings.
+struct BitFlag {
+    uint32_t bits;
+    uint32_t flags;
+};
+inline uint32_t map_bits(int32_t raw, std::initializer_list<BitFlag> table) {
+    uint32_t f = 0;
+    for (const BitFlag& b : table)
+        if (uint32_t(raw) & b.bits) f |= b.flags;
+    return f;
+}
+/// Bits Quake 2 and Source share (Source kept Quake 2's CONTENTS_* values).
+inline uint32_t quake2_common_flags(int32_t raw) {
+    return map_bits(raw, {{0x1, kSolid}, {0x2, kWindow}, {0x10, kSlime}, {0x20, kWater}, {0x8000, kAreaPortal},
+                          {0x10000, kPlayerClip}, {0x20000, kMonsterClip}, {0xFC0000, kCurrent}, {0x1000000, kOrigin},
+                          {0x8000000, kDetail}, {0x10000000, kTranslucent}, {0x20000000, kLadder}});
+}
 
 /// Contents flag mappings per family.
 uint32_t quake1_flags(int32_t raw);

@@ -7,23 +7,7 @@
 namespace bspkit::query::detail {
 
 uint32_t quake2_flags(int32_t raw) {
-    const uint32_t r = uint32_t(raw);
-    uint32_t f = 0;
-    if (r & 0x1) f |= kSolid;
-    if (r & 0x2) f |= kWindow;
-    if (r & 0x8) f |= kLava;
-    if (r & 0x10) f |= kSlime;
-    if (r & 0x20) f |= kWater;
-    if (r & 0x40) f |= kMist;
-    if (r & 0x8000) f |= kAreaPortal;
-    if (r & 0x10000) f |= kPlayerClip;
-    if (r & 0x20000) f |= kMonsterClip;
-    if (r & 0xFC0000) f |= kCurrent;
-    if (r & 0x1000000) f |= kOrigin;
-    if (r & 0x8000000) f |= kDetail;
-    if (r & 0x10000000) f |= kTranslucent;
-    if (r & 0x20000000) f |= kLadder;
-    return f;
+    return quake2_common_flags(raw) | map_bits(raw, {{0x8, kLava}, {0x40, kMist}});
 }
 
 void build_quake2(const Bsp& bsp, Collision& c) {

@@ -8,21 +8,9 @@
 namespace bspkit::query::detail {
 
 uint32_t quake3_flags(int32_t raw) {
-    const uint32_t r = uint32_t(raw);
-    uint32_t f = 0;
-    if (r & 0x1) f |= kSolid;
-    if (r & 0x8) f |= kLava;
-    if (r & 0x10) f |= kSlime;
-    if (r & 0x20) f |= kWater;
-    if (r & 0x40) f |= kFog;
-    if (r & 0x8000) f |= kAreaPortal;
-    if (r & 0x10000) f |= kPlayerClip;
-    if (r & 0x20000) f |= kMonsterClip;
-    if (r & 0x1000000) f |= kOrigin;
-    if (r & 0x8000000) f |= kDetail;
-    if (r & 0x20000000) f |= kTranslucent;
-    if (r & 0x40000000) f |= kTrigger;
-    return f;
+    return map_bits(raw, {{0x1, kSolid}, {0x8, kLava}, {0x10, kSlime}, {0x20, kWater}, {0x40, kFog},
+                          {0x8000, kAreaPortal}, {0x10000, kPlayerClip}, {0x20000, kMonsterClip}, {0x1000000, kOrigin},
+                          {0x8000000, kDetail}, {0x20000000, kTranslucent}, {0x40000000, kTrigger}});
 }
 
 void build_quake3(const Bsp& bsp, Collision& c) {

@@ -8,23 +8,8 @@
 namespace bspkit::query::detail {
 
 uint32_t source_flags(int32_t raw) {
-    const uint32_t r = uint32_t(raw);
-    uint32_t f = 0;
-    if (r & 0x1) f |= kSolid;
-    if (r & 0x2) f |= kWindow;
-    if (r & 0x8) f |= kGrate;
-    if (r & 0x10) f |= kSlime;
-    if (r & 0x20) f |= kWater;
-    if (r & 0x80) f |= kOpaque;
-    if (r & 0x8000) f |= kAreaPortal;
-    if (r & 0x10000) f |= kPlayerClip;
-    if (r & 0x20000) f |= kMonsterClip;
-    if (r & 0xFC0000) f |= kCurrent;
-    if (r & 0x1000000) f |= kOrigin;
-    if (r & 0x8000000) f |= kDetail;
-    if (r & 0x10000000) f |= kTranslucent;
-    if (r & 0x20000000) f |= kLadder;
-    return f;
+    // Source reuses Quake 2's bits; 0x8 is GRATE and 0x80 OPAQUE instead of LAVA and (unused) 0x80.
+    return quake2_common_flags(raw) | map_bits(raw, {{0x8, kGrate}, {0x80, kOpaque}});
 }
 
 void build_source(const Bsp& bsp, Collision& c) {
