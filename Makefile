@@ -23,6 +23,8 @@ DEBIAN_PACKAGES = build-essential cmake pkg-config git \
 TEST_DEBIAN_PACKAGES = libzip-dev libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev nodejs npm
 # npm tools the tests run, one folder under tools/ each, pinned by its package-lock.json (`npm ci`).
 TEST_NPM_TOOLS = tools/gltf-validator
+# Only `make bench` installs these: Embree 3 is query_bench's anchor (optional at build time).
+BENCH_PACKAGES = libembree-dev
 
 .PHONY: all deps test-deps demo build test test-sanitize bench fuzz clean install
 
@@ -105,6 +107,7 @@ test-sanitize: test-deps
 	  ctest --test-dir $(BUILD_DIR)/asan --output-on-failure -j$(JOBS)
 
 bench: test-deps
+	$(call apt_install_missing,$(BENCH_PACKAGES))
 	cmake -S . -B $(BUILD_DIR)/release -DCMAKE_BUILD_TYPE=Release -DBSPKIT_TESTS=OFF -DBSPKIT_BENCH=ON -DBSPKIT_CORPUS=$(CORPUS) $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR)/release -j$(JOBS)
 	@for b in $(BUILD_DIR)/release/bench/*_bench; do echo "=== $$b"; $$b --benchmark_min_time=0.2 || exit 1; done

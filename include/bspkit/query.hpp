@@ -1,0 +1,184 @@
+// Spatial queries on the BSP tree of any supported family: which leaf a point
+// is in, what contents it has, line / box / hull traces as the engines define
+// them, and visibility (PVS + line of sight).
+//
+//   const bspkit::Bsp bsp = bspkit::Bsp::open("map.bsp");
+//   const bspkit::query::World world = bspkit::query::World::prepare(bsp);
+//   auto leaf = world.leaf_at({0, 0, 64});
+//   auto tr = world.trace({0, 0, 64}, {0, 0, -1000}, bspkit::query::TraceOptions::player(world));
+//   if (tr.fraction < 1) ... tr.end, tr.normal ...
+//
+// How each family traces (facts from the engines' collision code, our own code):
+//   - Quake 1, BSP2, GoldSrc: SV_RecursiveHullCheck through hull 0 (nodes and
+//     leafs) or the clipnode hulls 1-3; a box picks a hull as SV_HullForEntity
+//     does and is offset by hull mins - box mins. DIST_EPSILON 1/32.
+//     Maps without clipnodes (BSPX BRUSHLIST, e.g. ericw-tools -wrbrushes)
+//     have hulls 1-3 unavailable: a box / hull trace there throws Error.
+//   - Quake 2, Quake 3, Nightfire, Source: brushes in the leaves reached by
+//     the box swept down the tree (CM_BoxTrace): each side plane moved out by
+//     the box's extent along its normal, the compilers' bevel sides included
+//     for boxes. DIST_EPSILON 1/32 (Quake 3: SURFACE_CLIP_EPSILON 1/8).
+//   - Line traces also hit the triangles of Source displacements and Quake 3
+//     patches (the model's tessellation) whose contents match the mask.
+// Every tree is validated by prepare(): out-of-range children or planes,
+// cycles and paths longer than kMaxTreeDepth are Errors naming the lump and
+// offset, so queries never loop and never recurse unboundedly. Subtrees
+// shared between branches are legal (Half-Life compilers merge equal clipnode
+// subtrees); a trace whose walk exceeds a step budget far above the tree's
+// size (a hostile shared-subtree lattice) throws Error instead of running on.
+//
+// The World keeps a reference to the Bsp's visibility lump: the Bsp must
+// outlive it.
+#pragma once
+
+#include <bspkit/bsp.hpp>
+#include <bspkit/model.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace bspkit::query {
+
+using Vec3 = model::Vec3;
+
+inline constexpr int kMaxTreeDepth = 4096;
+
+/// Engine-neutral contents flags; each family maps its own bits (or Quake's
+/// negative CONTENTS_* values) onto these.
+enum ContentFlag : uint32_t {
+    kSolid = 1u << 0,
+    kWater = 1u << 1,
+    kSlime = 1u << 2,
+    kLava = 1u << 3,
+    kSky = 1u << 4,
+    kWindow = 1u << 5,
+    kPlayerClip = 1u << 6,
+    kMonsterClip = 1u << 7,
+    kDetail = 1u << 8,
+    kLadder = 1u << 9,
+    kTranslucent = 1u << 10,
+    kCurrent = 1u << 11,  ///< Quake / Quake 2 / Source water currents
+    kOrigin = 1u << 12,
+    kGrate = 1u << 13,
+    kFog = 1u << 14,
+    kTrigger = 1u << 15,
+    kAreaPortal = 1u << 16,
+    kMist = 1u << 17,
+    kClip = 1u << 18,  ///< Quake 1 / GoldSrc CONTENTS_CLIP (both player and monster)
+    kOpaque = 1u << 19,
+};
+/// Names of the set flags, comma-separated ("solid,detail"); "empty" for 0.
+std::string content_flag_names(uint32_t flags);
+
+struct Contents {
+    int32_t raw = 0;     ///< engine bits (Quake 1 / GoldSrc: the negative CONTENTS_* value; Nightfire: leaf Type)
+    uint32_t flags = 0;  ///< ContentFlag bits
+    bool solid() const noexcept { return flags & kSolid; }
+};
+
+struct LeafInfo {
+    int32_t leaf = -1;     ///< index into the leaf lump
+    int32_t cluster = -1;  ///< visibility row (Visibility::cluster_of_leaf), -1 = none
+    int32_t area = -1;     ///< Quake 2 / 3 / Source area, -1 elsewhere
+    Contents contents;
+};
+
+struct TraceOptions {
+    /// Quake 1 / BSP2 / GoldSrc: clipnode hull 0-3. Other families: ignored.
+    /// -1 = use `mins` / `maxs` (a point when both are zero).
+    int hull = -1;
+    Vec3 mins, maxs;
+    /// Engine contents bits that stop the trace (Quake 2 / 3 / Source /
+    /// Nightfire); 0 = the family's MASK_SOLID for a line, MASK_PLAYERSOLID
+    /// for a box. Quake 1 hulls: only CONTENTS_SOLID stops, as in the engine.
+    uint32_t mask = 0;
+    /// Also trace the brush models (doors, platforms) at their entities' origins.
+    bool models = false;
+
+    static TraceOptions line() { return {}; }
+    static TraceOptions box(Vec3 mins, Vec3 maxs) {
+        TraceOptions o;
+        o.mins = mins;
+        o.maxs = maxs;
+        return o;
+    }
+};
+
+struct TraceResult {
+    float fraction = 1;        ///< 0..1 of the way from start to end before the hit
+    Vec3 end;                  ///< start + fraction * (end - start)
+    Vec3 normal;               ///< of the plane hit (zero when nothing was hit)
+    float dist = 0;            ///< plane distance (in model space for brush models)
+    bool startsolid = false;   ///< the start point was in solid
+    bool allsolid = false;     ///< the whole trace was in solid
+    Contents contents;         ///< of what was hit (brush / leaf contents)
+    uint32_t surface_flags = 0;  ///< engine surface flags of the side hit (SURF_*), 0 for Quake 1
+    int32_t model = -1;        ///< model hit (0 = world), -1 = nothing
+    int32_t brush = -1;        ///< brush hit (brush families), -1 otherwise
+    bool triangle = false;     ///< hit a displacement / patch triangle
+    bool hit() const noexcept { return fraction < 1 || startsolid; }
+};
+
+struct Ray {
+    Vec3 start, end;
+};
+
+struct Visible {
+    bool pvs = false;            ///< b's cluster is in a's PVS (true when the map has no vis data)
+    bool line_of_sight = false;  ///< a line trace from a to b is not blocked by MASK_OPAQUE-like solids
+    bool visible() const noexcept { return pvs && line_of_sight; }
+};
+
+/// One Quake 1 / GoldSrc clip hull.
+struct HullInfo {
+    int index = 0;
+    Vec3 mins, maxs;       ///< the box the hull was built for
+    bool available = false;
+};
+
+class World {
+public:
+    /// Converts the map's planes, nodes, leafs, brushes (and for Source /
+    /// Quake 3 the displacement / patch triangles) into compact arrays.
+    /// Throws Error for broken or hostile trees.
+    static World prepare(const Bsp& bsp);
+
+    World(World&&) noexcept;
+    World& operator=(World&&) noexcept;
+    ~World();
+
+    Format format() const noexcept;
+    /// Quake 1 / BSP2 / GoldSrc clip hulls (empty for other families).
+    std::span<const HullInfo> hulls() const noexcept;
+    /// The family's player box, as its games use it (origin-relative).
+    std::pair<Vec3, Vec3> player_box() const noexcept;
+    /// Options tracing the player: Quake 1 / GoldSrc hull 1, else player_box().
+    TraceOptions player() const;
+
+    LeafInfo leaf_at(Vec3 point) const;
+    /// What the engine's point-contents reports: Quake 1 / 2 / Source the leaf's
+    /// contents, Quake 3 / Nightfire the brushes containing the point.
+    Contents contents(Vec3 point) const;
+    Contents contents(Vec3 point, int hull) const;  ///< Quake 1 family: in clip hull `hull`
+
+    /// Throws Error when a Quake 1 hull is unavailable (maps without clipnodes).
+    TraceResult trace(Vec3 start, Vec3 end, const TraceOptions& options = {}) const;
+    /// Traces every ray; results.size() must equal rays.size(). `threads` 0 =
+    /// hardware concurrency.
+    void trace(std::span<const Ray> rays, std::span<TraceResult> results, const TraceOptions& options = {},
+               unsigned threads = 0) const;
+
+    Visible visible(Vec3 a, Vec3 b) const;
+
+    struct Impl;
+
+private:
+    explicit World(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace bspkit::query

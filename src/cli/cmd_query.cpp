@@ -1,0 +1,200 @@
+// bspkit leaf FILE X Y Z [--json]: the leaf, cluster, area and contents at a point.
+// bspkit trace FILE --from X,Y,Z --to X,Y,Z [--hull N | --box MINS,MAXS] [--models] [--json]
+// bspkit trace FILE --rays FILE|- [...]: one ray "X,Y,Z X,Y,Z" (or six numbers) per line, JSON lines out.
+// Thin front ends over bspkit::query::World.
+#include "common.hpp"
+
+#include <bspkit/query.hpp>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace bspkit::cli {
+namespace {
+
+using query::Vec3;
+
+std::vector<float> numbers(const std::string& text, size_t count, const char* what) {
+    std::string s = text;
+    for (char& ch : s)
+        if (ch == ',' || ch == ' ' || ch == '\t') ch = ' ';
+    std::istringstream in(s);
+    std::vector<float> v;
+    float x;
+    while (in >> x) v.push_back(x);
+    if (!in.eof() || v.size() != count)
+        throw UsageError(fmt::format("{} needs {} comma-separated numbers, got '{}'", what, count, text));
+    return v;
+}
+
+Vec3 vec3(const std::string& text, const char* what) {
+    const auto v = numbers(text, 3, what);
+    return {v[0], v[1], v[2]};
+}
+
+nlohmann::json j3(Vec3 v) { return {v.x, v.y, v.z}; }
+
+nlohmann::json contents_json(const query::Contents& c) {
+    return {{"raw", c.raw}, {"flags", query::content_flag_names(c.flags)}};
+}
+
+nlohmann::json trace_json(Vec3 from, Vec3 to, const query::TraceResult& r) {
+    nlohmann::json j;
+    j["from"] = j3(from);
+    j["to"] = j3(to);
+    j["fraction"] = r.fraction;
+    j["end"] = j3(r.end);
+    j["hit"] = r.hit();
+    j["startsolid"] = r.startsolid;
+    j["allsolid"] = r.allsolid;
+    if (r.fraction < 1) {
+        j["normal"] = j3(r.normal);
+        j["dist"] = r.dist;
+        j["contents"] = contents_json(r.contents);
+        j["surface_flags"] = r.surface_flags;
+        j["model"] = r.model;
+        j["brush"] = r.brush >= 0 ? nlohmann::json(r.brush) : nlohmann::json(nullptr);
+        j["triangle"] = r.triangle;
+    }
+    return j;
+}
+
+void add_leaf(CLI::App& app, Action& action) {
+    auto* cmd = app.add_subcommand("leaf", "The leaf, cluster, area and contents at a point");
+    auto file = std::make_shared<std::string>();
+    auto xyz = std::make_shared<std::vector<float>>();
+    auto json = std::make_shared<bool>(false);
+    cmd->add_option("FILE", *file, "BSP file")->required();
+    cmd->add_option("X Y Z", *xyz, "The point")->expected(3)->required()->allow_extra_args(false);
+    cmd->add_flag("--json", *json, "Print machine-readable JSON");
+    cmd->callback([&action, file, xyz, json] {
+        action = [file, xyz, json] {
+            const Bsp bsp = open_reporting(*file);
+            const auto world = query::World::prepare(bsp);
+            const Vec3 p{(*xyz)[0], (*xyz)[1], (*xyz)[2]};
+            const auto leaf = world.leaf_at(p);
+            nlohmann::json j;
+            j["file"] = bsp.file_name();
+            j["format"] = format_id(bsp.format());
+            j["point"] = j3(p);
+            j["leaf"] = leaf.leaf;
+            j["cluster"] = leaf.cluster >= 0 ? nlohmann::json(leaf.cluster) : nlohmann::json(nullptr);
+            j["area"] = leaf.area >= 0 ? nlohmann::json(leaf.area) : nlohmann::json(nullptr);
+            j["contents"] = contents_json(leaf.contents);
+            nlohmann::json hulls = nlohmann::json::array();
+            for (const auto& h : world.hulls())
+                if (h.index > 0 && h.available)
+                    hulls.push_back({{"hull", h.index}, {"contents", contents_json(world.contents(p, h.index))}});
+            if (!hulls.empty()) j["hulls"] = hulls;
+            if (*json) {
+                fmt::print("{}\n", j.dump(2));
+                return kExitOk;
+            }
+            fmt::print("{}: ({} {} {}) leaf {} cluster {} area {} contents {} ({})\n", bsp.file_name(), p.x, p.y, p.z,
+                       leaf.leaf, leaf.cluster, leaf.area, query::content_flag_names(leaf.contents.flags),
+                       leaf.contents.raw);
+            for (const auto& h : hulls)
+                fmt::print("hull {}: {}\n", h["hull"].get<int>(), h["contents"]["flags"].get<std::string>());
+            return kExitOk;
+        };
+    });
+}
+
+void add_trace(CLI::App& app, Action& action) {
+    auto* cmd = app.add_subcommand("trace", "Line, box or hull traces through the map's collision");
+    struct Opts {
+        std::string file, from, to, box, rays;
+        int hull = -1;
+        bool models = false, json = false;
+        int threads = 0;
+    };
+    auto o = std::make_shared<Opts>();
+    cmd->add_option("FILE", o->file, "BSP file")->required();
+    auto* from = cmd->add_option("--from", o->from, "Start X,Y,Z");
+    auto* to = cmd->add_option("--to", o->to, "End X,Y,Z");
+    auto* hull = cmd->add_option("--hull", o->hull, "Quake 1 / GoldSrc clip hull 0-3")->check(CLI::Range(0, 3));
+    auto* box = cmd->add_option("--box", o->box, "Box MINX,MINY,MINZ,MAXX,MAXY,MAXZ (origin-relative)");
+    hull->excludes(box);
+    auto* rays = cmd->add_option("--rays", o->rays, "File of rays (one 'X,Y,Z X,Y,Z' per line; - = stdin): JSON lines out");
+    rays->excludes(from)->excludes(to);
+    from->needs(to);
+    to->needs(from);
+    cmd->add_flag("--models", o->models, "Also hit brush models (doors, platforms) at their entities' origins");
+    cmd->add_flag("--json", o->json, "Print machine-readable JSON");
+    cmd->add_option("--threads", o->threads, "Threads for --rays (0 = every core)")->check(CLI::NonNegativeNumber);
+    cmd->footer("Without --hull or --box the trace is a line. Quake 1 / GoldSrc boxes pick a clip hull as the "
+                "engine does.");
+    cmd->callback([&action, o] {
+        action = [o] {
+            if (o->rays.empty() && o->from.empty()) throw UsageError("trace needs --from and --to, or --rays");
+            const Bsp bsp = open_reporting(o->file);
+            const auto world = query::World::prepare(bsp);
+            query::TraceOptions opt;
+            opt.hull = o->hull;
+            opt.models = o->models;
+            if (!o->box.empty()) {
+                const auto b = numbers(o->box, 6, "--box");
+                opt.mins = {b[0], b[1], b[2]};
+                opt.maxs = {b[3], b[4], b[5]};
+                if (opt.mins.x > opt.maxs.x || opt.mins.y > opt.maxs.y || opt.mins.z > opt.maxs.z)
+                    throw UsageError("--box mins must not exceed maxs");
+            }
+            if (o->rays.empty()) {
+                const Vec3 a = vec3(o->from, "--from"), b = vec3(o->to, "--to");
+                const auto r = world.trace(a, b, opt);
+                if (o->json) {
+                    auto j = trace_json(a, b, r);
+                    j["file"] = bsp.file_name();
+                    j["format"] = format_id(bsp.format());
+                    fmt::print("{}\n", j.dump(2));
+                    return kExitOk;
+                }
+                fmt::print("fraction {} end ({} {} {}){}{}\n", r.fraction, r.end.x, r.end.y, r.end.z,
+                           r.startsolid ? " startsolid" : "", r.allsolid ? " allsolid" : "");
+                if (r.fraction < 1)
+                    fmt::print("hit model {} plane ({} {} {}) dist {} contents {} surface flags 0x{:x}{}\n", r.model,
+                               r.normal.x, r.normal.y, r.normal.z, r.dist, query::content_flag_names(r.contents.flags),
+                               r.surface_flags, r.triangle ? " (triangle)" : "");
+                return kExitOk;
+            }
+            std::ifstream file;
+            if (o->rays != "-") {
+                file.open(o->rays);
+                if (!file) throw Error({o->rays, "", -1}, "cannot open the rays file");
+            }
+            std::istream& in = o->rays == "-" ? std::cin : file;
+            std::vector<query::Ray> list;
+            std::string line;
+            for (size_t n = 1; std::getline(in, line); ++n) {
+                if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
+                std::vector<float> v;
+                try {
+                    v = numbers(line, 6, "a ray");
+                } catch (const UsageError& e) {
+                    throw UsageError(fmt::format("{} line {}: {}", o->rays, n, e.what()));
+                }
+                list.push_back({{v[0], v[1], v[2]}, {v[3], v[4], v[5]}});
+            }
+            std::vector<query::TraceResult> results(list.size());
+            world.trace(list, results, opt, unsigned(o->threads));
+            std::string outbuf;
+            for (size_t i = 0; i < list.size(); ++i) {
+                outbuf += trace_json(list[i].start, list[i].end, results[i]).dump();
+                outbuf += '\n';
+            }
+            fmt::print("{}", outbuf);
+            return kExitOk;
+        };
+    });
+}
+
+}  // namespace
+
+BSPKIT_REGISTER_VERB("leaf", add_leaf);
+BSPKIT_REGISTER_VERB("trace", add_trace);
+
+}  // namespace bspkit::cli

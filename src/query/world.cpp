@@ -1,0 +1,368 @@
+// query::World: preparation (per-format builders, then one validation of
+// every tree and reference), point queries, visibility and batches. The
+// traces themselves are in trace.cpp.
+#include "query/world_impl.hpp"
+
+#include <bspkit/entities.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <thread>
+
+namespace bspkit::query {
+namespace detail {
+
+[[noreturn]] void fail(const Bsp& bsp, const std::string& lump, int64_t record, uint32_t record_bytes,
+                       const std::string& what) {
+    int64_t offset = -1;
+    if (const auto index = bsp.find_lump(lump)) {
+        offset = bsp.entry(*index).offset;
+        if (record >= 0) offset += record * int64_t(record_bytes);
+    }
+    throw Error({bsp.file_name(), lump, offset}, what);
+}
+
+int32_t plane_type(const float n[3]) {
+    for (int i = 0; i < 3; ++i)
+        if (n[i] == 1.0f || n[i] == -1.0f) return n[(i + 1) % 3] == 0 && n[(i + 2) % 3] == 0 ? i : 3;
+    return 3;
+}
+
+std::vector<Vec3> model_origins(const Bsp& bsp, size_t models) {
+    std::vector<Vec3> out(models);
+    std::vector<bool> seen(models, false);
+    EntityLump lump;
+    try {
+        lump = read_entities(bsp);
+    } catch (const Error&) {
+        return out;  // no usable entity lump: brush models stay where they were compiled
+    }
+    for (const Entity& e : lump.entities) {
+        const auto model = e.find("model");
+        if (!model || model->size() < 2 || (*model)[0] != '*') continue;
+        size_t index = 0;
+        const auto [end, ec] = std::from_chars(model->data() + 1, model->data() + model->size(), index);
+        if (ec != std::errc() || end != model->data() + model->size() || index >= models || seen[index]) continue;
+        seen[index] = true;
+        if (const auto origin = e.find("origin")) {
+            Vec3 v;
+            if (std::sscanf(std::string(*origin).c_str(), "%f %f %f", &v.x, &v.y, &v.z) == 3) out[index] = v;
+        }
+    }
+    return out;
+}
+
+namespace {
+
+// Every node's plane and children in range; no cycle under any root; no path
+// longer than kMaxTreeDepth. Queries then need no range checks, cannot loop,
+// and bound their recursion; a step budget per trace (trace.cpp) stops
+// hostile shared subtrees that would make a trace exponential.
+void validate_tree(const Bsp& bsp, const Collision& c, const Tree& t, std::span<const int32_t> roots) {
+    const size_t planes = c.planes.size(), nodes = t.nodes.size(), leafs = t.leafs.size();
+    for (size_t i = 0; i < nodes; ++i) {
+        const Node& n = t.nodes[i];
+        if (n.plane < 0 || size_t(n.plane) >= planes)
+            fail(bsp, t.node_lump, int64_t(i), t.node_bytes,
+                 "node " + std::to_string(i) + " names plane " + std::to_string(n.plane) + " of " + std::to_string(planes));
+        for (int s = 0; s < 2; ++s) {
+            const int32_t ch = n.child[s];
+            const bool ok = ch >= 0 ? size_t(ch) < nodes : size_t(~int64_t(ch)) < leafs;
+            if (!ok)
+                fail(bsp, t.node_lump, int64_t(i), t.node_bytes,
+                     "node " + std::to_string(i) + " child " + std::to_string(s) + " = " + std::to_string(ch) +
+                         " is out of range (" + std::to_string(nodes) + " nodes, " + std::to_string(leafs) + " leaves)");
+        }
+    }
+    // Iterative depth-first walk: a node met again while it is on the path is a
+    // cycle; subtrees shared between branches (Half-Life compilers merge equal
+    // clipnode subtrees) are allowed, and their height is remembered so the
+    // longest path is bounded without walking them twice.
+    enum : uint8_t { kNew, kOnPath, kDone };
+    std::vector<uint8_t> state(nodes, kNew);
+    std::vector<int32_t> height(nodes, 0);
+    struct Frame {
+        int32_t node;
+        int next;  ///< child to look at next
+    };
+    std::vector<Frame> path;
+    for (const int32_t root : roots) {
+        if (root < 0) continue;
+        if (size_t(root) >= nodes)
+            fail(bsp, "models", -1, 0, "a model's head node " + std::to_string(root) + " is out of range (" +
+                                           std::to_string(nodes) + " " + t.node_lump + ")");
+        if (state[size_t(root)] == kDone) continue;
+        path.assign(1, {root, 0});
+        state[size_t(root)] = kOnPath;
+        while (!path.empty()) {
+            Frame& f = path.back();
+            if (f.next == 2) {
+                int32_t h = 1;
+                for (const int32_t ch : t.nodes[size_t(f.node)].child)
+                    if (ch >= 0) h = std::max(h, height[size_t(ch)] + 1);
+                height[size_t(f.node)] = h;
+                state[size_t(f.node)] = kDone;
+                path.pop_back();
+                continue;
+            }
+            const int32_t ch = t.nodes[size_t(f.node)].child[f.next++];
+            if (ch < 0) continue;
+            if (state[size_t(ch)] == kOnPath)
+                fail(bsp, t.node_lump, ch, t.node_bytes,
+                     "node " + std::to_string(ch) + " is its own descendant (a cycle under head node " +
+                         std::to_string(root) + ")");
+            const int32_t depth = int32_t(path.size()) + (state[size_t(ch)] == kDone ? height[size_t(ch)] : 1);
+            if (depth > kMaxTreeDepth)
+                fail(bsp, t.node_lump, ch, t.node_bytes,
+                     "the tree under head node " + std::to_string(root) + " is deeper than " +
+                         std::to_string(kMaxTreeDepth) + " nodes");
+            if (state[size_t(ch)] == kDone) continue;
+            state[size_t(ch)] = kOnPath;
+            path.push_back({ch, 0});
+        }
+    }
+}
+
+void validate_brushes(const Bsp& bsp, const Collision& c) {
+    const Tree& t = c.trees[0];
+    for (size_t i = 0; i < t.leafs.size(); ++i) {
+        const Leaf& l = t.leafs[i];
+        if (uint64_t(l.first_brush) + l.num_brushes > c.leaf_brushes.size())
+            fail(bsp, t.leaf_lump, -1, 0,
+                 "leaf " + std::to_string(i) + " names leaf brushes " + std::to_string(l.first_brush) + "+" +
+                     std::to_string(l.num_brushes) + " of " + std::to_string(c.leaf_brushes.size()));
+    }
+    for (size_t i = 0; i < c.leaf_brushes.size(); ++i)
+        if (c.leaf_brushes[i] >= c.brushes.size())
+            fail(bsp, "leafbrushes", -1, 0,
+                 "leaf brush " + std::to_string(i) + " names brush " + std::to_string(c.leaf_brushes[i]) + " of " +
+                     std::to_string(c.brushes.size()));
+    for (size_t i = 0; i < c.brushes.size(); ++i)
+        if (uint64_t(c.brushes[i].first_side) + c.brushes[i].num_sides > c.sides.size())
+            fail(bsp, "brushes", -1, 0,
+                 "brush " + std::to_string(i) + " names sides " + std::to_string(c.brushes[i].first_side) + "+" +
+                     std::to_string(c.brushes[i].num_sides) + " of " + std::to_string(c.sides.size()));
+    for (size_t i = 0; i < c.sides.size(); ++i)
+        if (c.sides[i].plane < 0 || size_t(c.sides[i].plane) >= c.planes.size())
+            fail(bsp, "brushsides", -1, 0,
+                 "brush side " + std::to_string(i) + " names plane " + std::to_string(c.sides[i].plane) + " of " +
+                     std::to_string(c.planes.size()));
+}
+
+// Brush-model brushes of Quake 2 / Source: every brush in the leaves of the
+// model's subtree (validated, so the walk ends).
+void collect_model_brushes(Collision& c) {
+    const Tree& t = c.trees[0];
+    for (size_t m = 1; m < c.models.size(); ++m) {
+        Model& model = c.models[m];
+        if (!model.brushes.empty() || model.root[0] < 0 || size_t(model.root[0]) >= t.nodes.size()) continue;
+        std::vector<int32_t> stack{model.root[0]};
+        std::vector<bool> seen(c.brushes.size(), false);
+        while (!stack.empty()) {
+            const int32_t n = stack.back();
+            stack.pop_back();
+            for (const int32_t ch : t.nodes[size_t(n)].child) {
+                if (ch >= 0) {
+                    stack.push_back(ch);
+                    continue;
+                }
+                const Leaf& l = t.leafs[size_t(~ch)];
+                for (uint32_t i = 0; i < l.num_brushes; ++i) {
+                    const uint32_t b = c.leaf_brushes[l.first_brush + i];
+                    if (!seen[b]) model.brushes.push_back(b);
+                    seen[b] = true;
+                }
+            }
+        }
+    }
+}
+
+std::atomic<uint64_t> next_world_id{1};
+
+}  // namespace
+}  // namespace detail
+
+using namespace detail;
+
+std::string content_flag_names(uint32_t flags) {
+    static constexpr std::pair<uint32_t, const char*> kNames[] = {
+        {kSolid, "solid"}, {kWater, "water"}, {kSlime, "slime"}, {kLava, "lava"}, {kSky, "sky"},
+        {kWindow, "window"}, {kPlayerClip, "playerclip"}, {kMonsterClip, "monsterclip"}, {kDetail, "detail"},
+        {kLadder, "ladder"}, {kTranslucent, "translucent"}, {kCurrent, "current"}, {kOrigin, "origin"},
+        {kGrate, "grate"}, {kFog, "fog"}, {kTrigger, "trigger"}, {kAreaPortal, "areaportal"}, {kMist, "mist"},
+        {kClip, "clip"}, {kOpaque, "opaque"}};
+    std::string out;
+    for (const auto& [bit, name] : kNames)
+        if (flags & bit) out += (out.empty() ? "" : ",") + std::string(name);
+    return out.empty() ? "empty" : out;
+}
+
+World World::prepare(const Bsp& bsp) {
+    auto impl = std::make_unique<Impl>();
+    Collision& c = impl->c;
+    c.format = bsp.format();
+    c.file = bsp.file_name();
+    try {
+        c.vis = Visibility::of(bsp);
+    } catch (const Error&) {
+        c.vis.reset();  // broken vis data: collision still works, visible() reports pvs = true
+    }
+    switch (bsp.format()) {
+        case Format::quake1:
+        case Format::bsp2:
+        case Format::goldsrc: build_quake1(bsp, c); break;
+        case Format::quake2: build_quake2(bsp, c); break;
+        case Format::quake3: build_quake3(bsp, c); break;
+        case Format::nightfire: build_nightfire(bsp, c); break;
+        case Format::source: build_source(bsp, c); break;
+    }
+    if (c.models.empty()) fail(bsp, "models", -1, 0, "the map has no models (no world to query)");
+    for (auto& p : c.planes)
+        if (!std::isfinite(p.n[0]) || !std::isfinite(p.n[1]) || !std::isfinite(p.n[2]) || !std::isfinite(p.d))
+            p = {{0, 0, 1}, 0, 2};  // NaN planes would make every comparison false; an axial plane keeps traces sane
+    std::vector<int32_t> roots0, roots1;
+    for (const Model& m : c.models) {
+        roots0.push_back(m.root[0]);
+        if (c.kind == Kind::hulls)
+            for (size_t h = 1; h < 4; ++h)
+                if (!c.trees[1].nodes.empty()) roots1.push_back(m.root[h]);
+    }
+    validate_tree(bsp, c, c.trees[0], roots0);
+    if (c.kind == Kind::hulls) {
+        validate_tree(bsp, c, c.trees[1], roots1);
+    } else {
+        validate_brushes(bsp, c);
+        collect_model_brushes(c);
+    }
+    impl->id = next_world_id++;
+    impl->build_bvh();
+    return World(std::move(impl));
+}
+
+World::World(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+World::World(World&&) noexcept = default;
+World& World::operator=(World&&) noexcept = default;
+World::~World() = default;
+
+Format World::format() const noexcept { return impl_->c.format; }
+std::span<const HullInfo> World::hulls() const noexcept { return impl_->c.hulls; }
+std::pair<Vec3, Vec3> World::player_box() const noexcept { return impl_->c.player_box; }
+
+TraceOptions World::player() const {
+    TraceOptions o;
+    if (impl_->c.kind == Kind::hulls) {
+        o.hull = 1;
+    } else {
+        o.mins = impl_->c.player_box.first;
+        o.maxs = impl_->c.player_box.second;
+    }
+    return o;
+}
+
+LeafInfo World::leaf_at(Vec3 point) const {
+    const Collision& c = impl_->c;
+    const Tree& t = c.trees[0];
+    const int32_t leaf = impl_->point_leaf(t, c.models[0].root[0], point);
+    LeafInfo out;
+    if (leaf < 0 || size_t(leaf) >= t.leafs.size()) return out;
+    const Leaf& l = t.leafs[size_t(leaf)];
+    out.leaf = leaf;
+    out.cluster = l.cluster;
+    out.area = l.area;
+    out.contents = contents(point);
+    return out;
+}
+
+Contents World::contents(Vec3 point) const {
+    const Collision& c = impl_->c;
+    const Tree& t = c.trees[0];
+    const int32_t leaf = impl_->point_leaf(t, c.models[0].root[0], point);
+    if (leaf < 0 || size_t(leaf) >= t.leafs.size()) return {};
+    const Leaf& l = t.leafs[size_t(leaf)];
+    int32_t raw = l.contents;
+    if (c.contents_from_brushes) {
+        int32_t from_brushes = 0;
+        for (uint32_t i = 0; i < l.num_brushes; ++i) {
+            const Brush& b = c.brushes[c.leaf_brushes[l.first_brush + i]];
+            bool inside = true;
+            for (uint32_t s = 0; s < b.num_sides && inside; ++s) {
+                const Plane& p = c.planes[size_t(c.sides[b.first_side + s].plane)];
+                inside = p.n[0] * point.x + p.n[1] * point.y + p.n[2] * point.z - p.d <= 0;
+            }
+            if (inside) from_brushes |= b.contents;
+        }
+        raw = c.format == Format::nightfire ? (from_brushes ? 2 : raw) : from_brushes;
+    }
+    return {raw, c.flags_of(raw)};
+}
+
+Contents World::contents(Vec3 point, int hull) const {
+    const Collision& c = impl_->c;
+    if (c.kind != Kind::hulls || hull == 0) return contents(point);
+    impl_->require_hull(hull);
+    const Tree& t = c.trees[1];
+    const int32_t leaf = impl_->point_leaf(t, c.models[0].root[size_t(hull)], point);
+    const int32_t raw = leaf >= 0 ? t.leafs[size_t(leaf)].contents : quake1_contents_solid;
+    return {raw, c.flags_of(raw)};
+}
+
+void World::trace(std::span<const Ray> rays, std::span<TraceResult> results, const TraceOptions& options,
+                  unsigned threads) const {
+    if (results.size() != rays.size())
+        throw std::invalid_argument("World::trace: results must hold one entry per ray");
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    const size_t n = rays.size();
+    if (threads == 1 || n < 256) {
+        for (size_t i = 0; i < n; ++i) results[i] = trace(rays[i].start, rays[i].end, options);
+        return;
+    }
+    // Chunks handed out by an atomic counter: both cores stay busy whatever the ray costs.
+    std::atomic<size_t> next{0};
+    std::exception_ptr error;
+    std::atomic<bool> failed{false};
+    auto work = [&] {
+        try {
+            constexpr size_t kChunk = 1024;
+            for (;;) {
+                const size_t begin = next.fetch_add(kChunk);
+                if (begin >= n || failed) return;
+                const size_t end = std::min(n, begin + kChunk);
+                for (size_t i = begin; i < end; ++i) results[i] = trace(rays[i].start, rays[i].end, options);
+            }
+        } catch (...) {
+            if (!failed.exchange(true)) error = std::current_exception();
+        }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
+    work();
+    for (auto& th : pool) th.join();
+    if (error) std::rethrow_exception(error);
+}
+
+Visible World::visible(Vec3 a, Vec3 b) const {
+    const Collision& c = impl_->c;
+    Visible out;
+    const LeafInfo la = leaf_at(a), lb = leaf_at(b);
+    if (!c.vis || c.vis->encoding() == Visibility::Encoding::none) {
+        out.pvs = true;
+    } else if (la.cluster >= 0 && lb.cluster >= 0 && size_t(la.cluster) < c.vis->clusters() &&
+               size_t(lb.cluster) < c.vis->clusters()) {
+        Bytes row(c.vis->row_bytes());
+        const RowStatus status = c.vis->pvs_into(size_t(la.cluster), row);
+        out.pvs = status == RowStatus::ok || status == RowStatus::overrun
+                      ? (row[size_t(lb.cluster) >> 3] >> (lb.cluster & 7)) & 1
+                      : true;  // a broken row: nothing can be ruled out
+    }
+    TraceOptions o;
+    o.mask = c.mask_opaque;
+    const TraceResult tr = trace(a, b, o);
+    out.line_of_sight = !tr.startsolid && tr.fraction >= 1;
+    return out;
+}
+
+}  // namespace bspkit::query
