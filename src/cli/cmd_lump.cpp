@@ -2,6 +2,7 @@
 // bspkit lump replace FILE LUMP DATA -o NEW
 #include "common.hpp"
 
+#include <bspkit/bspx.hpp>
 #include <bspkit/file_io.hpp>
 
 #include <fmt/core.h>
@@ -9,6 +10,23 @@
 namespace bspkit::cli {
 
 namespace {
+
+/// `bspx:NAME`: a BSPX lump's bytes (those present in the file).
+int extract_bspx(const Bsp& bsp, const std::string& name, const std::string& out) {
+    const bspx::Directory dir = bspx::read(bsp);
+    const bspx::Lump* l = dir.find(name);
+    if (!l) {
+        std::string names;
+        for (const bspx::Lump& x : dir.lumps) names += (names.empty() ? "" : ", ") + bspx::lump_name(x.name);
+        throw UsageError("no BSPX lump '" + name + "' in " + bsp.file_name() +
+                         (names.empty() ? " (it has no BSPX lumps)" : " (BSPX lumps: " + names + ")"));
+    }
+    write_file_atomic(out, l->data);
+    fmt::print(stderr, "{}: lump {}: wrote {} bytes to {}\n", bsp.file_name(), bspx::lump_name(l->name), l->data.size(),
+               out);
+    return kExitOk;
+}
+
 void add_lump(CLI::App& app, Action& action) {
     auto* lump = app.add_subcommand("lump", "Extract or replace one lump");
     lump->require_subcommand(1);
@@ -21,12 +39,13 @@ void add_lump(CLI::App& app, Action& action) {
 
     auto* extract = lump->add_subcommand("extract", "Write a lump's decoded (or stored) bytes to a file");
     extract->add_option("FILE", a->file, "BSP file")->required();
-    extract->add_option("LUMP", a->lump, "Lump index or name")->required();
+    extract->add_option("LUMP", a->lump, "Lump index or name, or bspx:NAME for a BSPX lump")->required();
     extract->add_option("-o,--output", a->out, "Output file")->required();
     extract->add_flag("--stored", a->stored, "Write the bytes as stored (still LZMA-compressed if they are)");
     extract->callback([&action, a] {
         action = [a] {
             const Bsp bsp = open_reporting(a->file);
+            if (a->lump.rfind("bspx:", 0) == 0) return extract_bspx(bsp, a->lump.substr(5), a->out);
             const size_t index = resolve_lump(bsp, a->lump);
             const ByteSpan bytes = a->stored ? bsp.stored(index) : bsp.decoded(index);
             write_file_atomic(a->out, bytes);

@@ -16,7 +16,7 @@ Bsp open_reporting(const std::string& path) {
 }
 
 void print_diagnostic(const std::string& file, const Diagnostic& d) {
-    const char* severity = d.severity == Severity::error ? "error: " : "warning: ";
+    const char* severity = d.severity == Severity::error ? "error: " : d.severity == Severity::info ? "info: " : "warning: ";
     fmt::print(stderr, "{}\n", format_location_message({file, d.lump, d.offset}, severity + d.message));
 }
 
