@@ -190,7 +190,8 @@ public:
         for (size_t k = 0; k < styles.size(); ++k) {
             if (kept < 4 && styles[k] < 255) {
                 styles_out[kept] = uint8_t(styles[k]);
-                img->styles[kept++] = std::move(img->styles[k]);
+                if (kept != k) img->styles[kept] = std::move(img->styles[k]);  // no self-move
+                ++kept;
             }
         }
         img->styles.resize(kept);
