@@ -151,7 +151,9 @@ TEST(Bspx, LumpPastEndOfFileOrOverlappingIsReported) {
     EXPECT_TRUE(has_diagnostic(ds, "bspx:BRUSHLIST", "runs 100 bytes past the end of the file")) << all_messages(ds);
     EXPECT_TRUE(has_diagnostic(ds, "bspx:LMSHIFT", "overlaps lump planes")) << all_messages(ds);
     for (const Diagnostic& d : ds)
-        if (d.lump == "bspx:LMSHIFT") EXPECT_EQ(d.offset, planes);
+        if (d.lump == "bspx:LMSHIFT") {
+            EXPECT_EQ(d.offset, planes);
+        }
     // The one-line message names the lump and its offset.
     const std::string line = format_location_message({"bad.bsp", ds.back().lump, ds.back().offset}, ds.back().message);
     EXPECT_NE(line.find("bad.bsp: lump bspx:"), std::string::npos) << line;
