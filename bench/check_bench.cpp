@@ -5,6 +5,7 @@
 #include "bench_support.hpp"
 
 #include <bspkit/bsp.hpp>
+#include <bspkit/bspx.hpp>
 #include <bspkit/check.hpp>
 #include <bspkit/formats/nightfire.hpp>
 #include <bspkit/formats/quake1.hpp>
@@ -124,7 +125,36 @@ void pvs_all_clusters(benchmark::State& state, const std::string& relpath) {
     state.counters["ratio_to_memcpy"] = per_iteration / floor;
 }
 
+/// BSPX alone: open + the directory + BRUSHLIST records + the per-face
+/// lighting lumps (DECOUPLED_LM, RGBLIGHTING), the work `check` and the
+/// builders add for a BSPX map.
+void bspx_decode(benchmark::State& state, const std::string& relpath) {
+    const auto path = bench::corpus(relpath);
+    const double floor = bench::plain_read_seconds(path);
+    size_t records = 0;
+    const auto start = std::chrono::steady_clock::now();
+    for (auto _ : state) {
+        const Bsp bsp = Bsp::open(path);
+        const bspx::Directory dir = bspx::read(bsp);
+        if (const bspx::Lump* l = dir.find("BRUSHLIST")) records = bspx::decode_brushlist(bsp, *l).brush_count();
+        const size_t faces = quake1::Map(bsp).visit([](const auto& t) { return t.faces.size(); });
+        const bspx::Lighting light = bspx::read_lighting(bsp, faces, 0, false, {false, std::nullopt});
+        records += light.decoupled.size() + light.rgb.size();
+        benchmark::DoNotOptimize(records);
+    }
+    bench::report_ratio(state, path, floor, bench::seconds_since(start));
+    state.counters["records"] = double(records);
+}
+
 }  // namespace
+
+// ericw-tools BSP2 map lit only through BSPX (RGBLIGHTING + DECOUPLED_LM, BRUSHLIST, no clipnodes).
+BENCHMARK_CAPTURE(decode_and_check, bsp2_bspx, "q1_bsp2/bevytb_example_q1_lit.bsp")
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(bspx_decode, bsp2_bspx, "q1_bsp2/bevytb_example_q1_lit.bsp")
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 #define FAMILY(name, path)                                                                          \
     BENCHMARK_CAPTURE(decode_and_check, name, path)->UseRealTime()->Unit(benchmark::kMillisecond); \

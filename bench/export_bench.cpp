@@ -92,6 +92,7 @@ constexpr auto kObj = exporter::FileFormat::obj;
 
 FAMILY(quake1, "q1_v29/pd_change_dest.bsp");
 FAMILY(bsp2, "q1_bsp2/rmq_mp_lobby.bsp");
+FAMILY(bsp2_bspx, "q1_bsp2/bevytb_example_q1_lit.bsp");  // lit through BSPX RGBLIGHTING + DECOUPLED_LM
 FAMILY(goldsrc, "hl1_v30/cs16_de_torabora.bsp");
 FAMILY(quake2, "q2_v38/librequake_lq_e0m2_quake2.bsp");
 FAMILY(quake3, "q3_v46/nexuiz_ons-reborn.bsp");

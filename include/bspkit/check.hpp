@@ -23,9 +23,11 @@ struct CheckReport {
     std::vector<Finding> findings;
     size_t errors() const noexcept;
     size_t warnings() const noexcept;
+    size_t infos() const noexcept;
     bool ok() const noexcept { return errors() == 0; }
     void error(std::string lump, int64_t record, std::string field, std::string message);
     void warning(std::string lump, int64_t record, std::string field, std::string message);
+    void info(std::string lump, int64_t record, std::string field, std::string message);
 };
 
 /// Runs every check for the map's format. Container diagnostics (lumps past

@@ -34,7 +34,7 @@ private:
     std::string detail_;
 };
 
-enum class Severity { warning, error };
+enum class Severity { warning, error, info };  ///< info: a fact worth knowing, not a defect
 
 /// A finding about a file that does not stop it from being read.
 struct Diagnostic {

@@ -14,11 +14,13 @@
 #pragma once
 
 #include <bspkit/bsp.hpp>
+#include <bspkit/bspx.hpp>
 #include <bspkit/entities.hpp>
 
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -157,7 +159,15 @@ struct BuildOptions {
     bool textures = true;       ///< decode embedded textures
     bool all_models = true;     ///< false: the world only
     bool hdr_lightmaps = false; ///< Source: the HDR lighting lump when it has data (default: LDR when present)
+    /// Quake 1 / BSP2: coloured light from a `.lit` file ("QLIT" version 1),
+    /// preferred over BSPX RGBLIGHTING as QuakeSpasm-Spiked and FTE do.
+    bool lit_file = true;
+    /// The .lit file to use; empty: FILE.lit beside Bsp::file_name().
+    std::filesystem::path lit_path;
 };
+
+/// The BSPX lighting options that `options` asks for.
+bspx::LightingOptions lighting_options(const BuildOptions& options);
 
 /// Builds the model of any supported map. Throws Error for broken references
 /// that make geometry impossible (with file, lump and offset).

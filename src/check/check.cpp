@@ -8,10 +8,17 @@ size_t CheckReport::errors() const noexcept {
     return size_t(std::count_if(findings.begin(), findings.end(),
                                 [](const Finding& f) { return f.severity == Severity::error; }));
 }
-size_t CheckReport::warnings() const noexcept { return findings.size() - errors(); }
+size_t CheckReport::warnings() const noexcept {
+    return size_t(std::count_if(findings.begin(), findings.end(),
+                                [](const Finding& f) { return f.severity == Severity::warning; }));
+}
+size_t CheckReport::infos() const noexcept { return findings.size() - errors() - warnings(); }
 
 void CheckReport::error(std::string lump, int64_t record, std::string field, std::string message) {
     findings.push_back({Severity::error, std::move(lump), record, std::move(field), std::move(message)});
+}
+void CheckReport::info(std::string lump, int64_t record, std::string field, std::string message) {
+    findings.push_back({Severity::info, std::move(lump), record, std::move(field), std::move(message)});
 }
 void CheckReport::warning(std::string lump, int64_t record, std::string field, std::string message) {
     findings.push_back({Severity::warning, std::move(lump), record, std::move(field), std::move(message)});

@@ -10,7 +10,9 @@
 namespace bspkit::cli {
 namespace {
 
-const char* severity_name(Severity s) { return s == Severity::error ? "error" : "warning"; }
+const char* severity_name(Severity s) {
+    return s == Severity::error ? "error" : s == Severity::info ? "info" : "warning";
+}
 
 nlohmann::json check_json(const Bsp& bsp, const CheckReport& report) {
     nlohmann::json j;
@@ -18,6 +20,7 @@ nlohmann::json check_json(const Bsp& bsp, const CheckReport& report) {
     j["format"] = format_id(bsp.format());
     j["errors"] = report.errors();
     j["warnings"] = report.warnings();
+    j["infos"] = report.infos();
     auto& findings = j["findings"] = nlohmann::json::array();
     for (const Finding& f : report.findings)
         findings.push_back({{"severity", severity_name(f.severity)},

@@ -1,6 +1,8 @@
 // bspkit info FILE [--json]
 #include "common.hpp"
 
+#include <bspkit/bspx.hpp>
+
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -43,6 +45,11 @@ nlohmann::json info_json(const Bsp& bsp) {
         }
         j["game_lump_offsets"] = bsp.game_lump_offsets_relative() ? "relative" : "absolute";
     }
+    if (bspx::applies_to(bsp.format())) {
+        auto& ext = j["bspx"] = nlohmann::json::array();
+        for (const bspx::Lump& l : bspx::read(bsp).lumps)
+            ext.push_back({{"name", l.name}, {"offset", l.offset}, {"length", l.length}});
+    }
     auto& warnings = j["warnings"] = nlohmann::json::array();
     for (const Diagnostic& d : bsp.diagnostics())
         warnings.push_back({{"lump", d.lump}, {"offset", d.offset}, {"message", d.message}});
@@ -70,6 +77,13 @@ void print_text(const Bsp& bsp) {
                    bsp.decoded_length(i));
         if (source) fmt::print(" {:>4}  {:>4}", e.version, bsp.compressed(i) ? "yes" : "");
         fmt::print(" {:>9}\n", count ? std::to_string(*count) : "-");
+    }
+    if (const bspx::Directory dir = bspx::read(bsp); dir.present()) {
+        fmt::print("\nBSPX lumps (directory at offset {}):\n", dir.offset);
+        fmt::print("{:>5}  {:<30} {:>10} {:>10}\n", "index", "lump", "offset", "length");
+        for (size_t k = 0; k < dir.lumps.size(); ++k)
+            fmt::print("{:>5}  {:<30} {:>10} {:>10}\n", k, bspx::lump_name(dir.lumps[k].name), dir.lumps[k].offset,
+                       dir.lumps[k].length);
     }
     if (source && !bsp.game_lumps().empty()) {
         fmt::print("\ngame lumps ({} offsets):\n", bsp.game_lump_offsets_relative() ? "relative" : "absolute");

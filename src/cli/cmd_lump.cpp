@@ -2,6 +2,7 @@
 // bspkit lump replace FILE LUMP DATA -o NEW
 #include "common.hpp"
 
+#include <bspkit/bspx.hpp>
 #include <bspkit/file_io.hpp>
 #include <bspkit/formats/source_props.hpp>
 
@@ -24,6 +25,22 @@ std::optional<size_t> game_lump_by_fourcc(const Bsp& bsp, const std::string& tex
     throw UsageError(fmt::format("no lump or game lump '{}' in {}: its game lumps are {}", text, bsp.file_name(), ids));
 }
 
+/// `bspx:NAME`: a BSPX lump's bytes (those present in the file).
+int extract_bspx(const Bsp& bsp, const std::string& name, const std::string& out) {
+    const bspx::Directory dir = bspx::read(bsp);
+    const bspx::Lump* l = dir.find(name);
+    if (!l) {
+        std::string names;
+        for (const bspx::Lump& x : dir.lumps) names += (names.empty() ? "" : ", ") + bspx::lump_name(x.name);
+        throw UsageError("no BSPX lump '" + name + "' in " + bsp.file_name() +
+                         (names.empty() ? " (it has no BSPX lumps)" : " (BSPX lumps: " + names + ")"));
+    }
+    write_file_atomic(out, l->data);
+    fmt::print(stderr, "{}: lump {}: wrote {} bytes to {}\n", bsp.file_name(), bspx::lump_name(l->name), l->data.size(),
+               out);
+    return kExitOk;
+}
+
 void add_lump(CLI::App& app, Action& action) {
     auto* lump = app.add_subcommand("lump", "Extract or replace one lump");
     lump->require_subcommand(1);
@@ -36,13 +53,16 @@ void add_lump(CLI::App& app, Action& action) {
 
     auto* extract = lump->add_subcommand("extract", "Write a lump's decoded (or stored) bytes to a file");
     extract->add_option("FILE", a->file, "BSP file")->required();
-    extract->add_option("LUMP", a->lump, "Lump index or name; for Source also a game lump's fourCC (sprp, dprp, ...)")
+    extract->add_option("LUMP", a->lump,
+                        "Lump index or name; for Source also a game lump's fourCC (sprp, dprp, ...); bspx:NAME for a\n"
+                        "BSPX lump")
         ->required();
     extract->add_option("-o,--output", a->out, "Output file")->required();
     extract->add_flag("--stored", a->stored, "Write the bytes as stored (still LZMA-compressed if they are)");
     extract->callback([&action, a] {
         action = [a] {
             const Bsp bsp = open_reporting(a->file);
+            if (a->lump.rfind("bspx:", 0) == 0) return extract_bspx(bsp, a->lump.substr(5), a->out);
             if (const auto game = game_lump_by_fourcc(bsp, a->lump)) {
                 const ByteSpan bytes = a->stored ? bsp.game_lump_stored(*game) : bsp.game_lump_decoded(*game);
                 write_file_atomic(a->out, bytes);

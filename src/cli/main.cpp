@@ -46,7 +46,7 @@ void add_salvage_flag(CLI::App* cmd) {
 }
 
 void print_diagnostic(const std::string& file, const Diagnostic& d) {
-    const char* severity = d.severity == Severity::error ? "error: " : "warning: ";
+    const char* severity = d.severity == Severity::error ? "error: " : d.severity == Severity::info ? "info: " : "warning: ";
     fmt::print(stderr, "{}\n", format_location_message({file, d.lump, d.offset}, severity + d.message));
 }
 

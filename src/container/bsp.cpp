@@ -1,6 +1,7 @@
 // Reading: header, lump directory with its checks, LZMA lumps, game lumps.
 #include "bsp_impl.hpp"
 
+#include <bspkit/bspx.hpp>
 #include <bspkit/file_io.hpp>
 
 #include <algorithm>
@@ -278,6 +279,12 @@ Bsp Bsp::from_detected(Bytes file_bytes, std::string name, Detection detection) 
         i.parse_game_lumps(data, i.entries[gl].offset);
     }
     check_record_sizes(i, bsp);
+    if (bspx::applies_to(i.layout->format)) {
+        std::vector<std::string_view> names;
+        for (const auto& l : i.layout->lumps) names.push_back(l.name);
+        bspx::Directory dir = bspx::read(i.file, i.entries, names, i.layout->header_size());
+        for (Diagnostic& d : dir.diagnostics) i.diagnostics.push_back(std::move(d));
+    }
     return bsp;
 }
 

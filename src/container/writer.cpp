@@ -3,6 +3,7 @@
 // out again in their original order, 4-byte aligned.
 #include "bsp_impl.hpp"
 
+#include <bspkit/bspx.hpp>
 #include <bspkit/file_io.hpp>
 
 #include <algorithm>
@@ -49,6 +50,31 @@ bool anything_compressed(const Bsp::Impl& b) {
     return std::any_of(b.lumps.begin(), b.lumps.end(), [](const Blob& x) { return x.compressed(); }) ||
            std::any_of(b.game_lumps.begin(), b.game_lumps.end(),
                        [](const GameLumpState& g) { return g.blob.compressed(); });
+}
+
+/// The BSPX lumps of the input carried after the laid-out lumps (ericw-tools'
+/// placement: directory at the end rounded up to 4, each lump 4-byte aligned).
+void append_bspx(const Bsp::Impl& b, Bytes& out) {
+    if (!bspx::applies_to(b.layout->format)) return;
+    std::vector<std::string_view> names;
+    for (const auto& l : b.layout->lumps) names.push_back(l.name);
+    const bspx::Directory dir = bspx::read(b.file, b.entries, names, b.layout->header_size());
+    if (dir.lumps.empty()) return;
+    out.resize(align4(out.size()), 0);
+    const size_t at = out.size();
+    out.insert(out.end(), {'B', 'S', 'P', 'X'});
+    append<int32_t>(out, int32_t(dir.lumps.size()), b.order);
+    out.resize(out.size() + dir.lumps.size() * sizeof(bspx::bspx_lump_t), 0);
+    for (size_t k = 0; k < dir.lumps.size(); ++k) {
+        const bspx::Lump& l = dir.lumps[k];
+        out.resize(align4(out.size()), 0);
+        uint8_t* e = out.data() + at + 8 + k * sizeof(bspx::bspx_lump_t);
+        std::copy_n(l.name.begin(), std::min<size_t>(l.name.size(), 24), e);
+        store<int32_t>(e + 24, int32_t(out.size()), b.order);
+        store<int32_t>(e + 28, int32_t(l.data.size()), b.order);
+        out.insert(out.end(), l.data.begin(), l.data.end());
+        if (out.size() > uint64_t(INT32_MAX)) throw Error({b.name, "bspx", int64_t(at)}, "the saved file would exceed 2 GiB");
+    }
 }
 
 }  // namespace
@@ -171,6 +197,7 @@ Bytes Bsp::serialize(const SaveOptions& options) const {
     uint64_t end = b.layout->header_size();
     for (size_t i = 0; i < count; ++i) end = std::max<uint64_t>(end, uint64_t(entries[i].offset) + entries[i].length);
     out.resize(end);
+    append_bspx(b, out);
     return out;
 }
 

@@ -31,6 +31,13 @@ void place_models(Map& map) {
 
 }  // namespace
 
+bspx::LightingOptions lighting_options(const BuildOptions& options) {
+    bspx::LightingOptions out;
+    out.lit_file = options.lit_file;
+    if (!options.lit_path.empty()) out.lit = options.lit_path;
+    return out;
+}
+
 Map build(const Bsp& bsp, const BuildOptions& options) {
     Map map;
     map.format = bsp.format();

@@ -56,6 +56,19 @@ std::vector<Known> known_findings() {
     for (int record = 0; record < 3; ++record)
         k.push_back({"q1_bsp2/postretro_test.bsp", Severity::warning, "texinfo", record, "miptex",
                      "miptex 1 is missing", "qbsp -notex: textures left out"});
+    // The ericw-tools maps with a BSPX BRUSHLIST: an info finding says which
+    // hulls FTE builds from it (bevytb_example_q1_lit has no clipnodes at
+    // all: qbsp -wrbrushes -noclip, so its models' headnode[1..3] are 0 and
+    // refer to nothing; that is not an error there).
+    k.push_back({"q1_bsp2/bevytb_example_q1_lit.bsp", Severity::info, "bspx:BRUSHLIST", -1, "",
+                 "no clipnodes: engines without BRUSHLIST", "hulls 1+ come from BRUSHLIST"});
+    // Its four miptex headers have offsets 0: textures left out of the file
+    // for engines that load them by name (FTE; bevy_trenchbroom), not vanilla Quake.
+    for (int record = 0; record < 4; ++record)
+        k.push_back({"q1_bsp2/bevytb_example_q1_lit.bsp", Severity::warning, "textures", record, "offsets",
+                     "has no pixels (offsets[0] = 0)", "external textures, loaded by name"});
+    k.push_back({"q1_bsp2/postretro_test.bsp", Severity::info, "bspx:BRUSHLIST", -1, "",
+                 "engines that read BRUSHLIST (FTE) build hulls 1 and 2", "BRUSHLIST beside the clipnode hulls"});
     // svencoop_q2dm1: face 688 spans s -192..336 (texinfo 110: s = x, scale 1):
     // 528 texels, 33 luxels; Sven Co-op's engine raised Half-Life's 256 limit.
     k.push_back({"hl1_v30/svencoop_q2dm1.bsp", Severity::warning, "faces", 688, "texinfo", "spans 528 texels",

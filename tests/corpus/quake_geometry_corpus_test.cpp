@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -84,12 +85,14 @@ struct RecordFace {
     double luxel = 16;  ///< texels per luxel (Nightfire: the projection is in luxels)
     double lm_vecs[2][4] = {};
     int bytes_per_sample = 3;
+    int64_t fixed_w = 0, fixed_h = 0;  ///< BSPX DECOUPLED_LM: the lightmap's own size (grid based at 0)
 };
 
 struct Records {
     std::vector<RecordFace> faces;
     std::vector<std::pair<int64_t, int64_t>> models;  ///< first face, count
     ByteSpan lighting;
+    int64_t pad = 4;  ///< lightmaps start on this byte boundary (12: RGBLIGHTING, 4 grey samples x 3)
 };
 
 void set_vecs(double out[2][4], const float (&in)[2][4]) {
@@ -113,10 +116,37 @@ std::string miptex_name(ByteSpan lump, int64_t i) {
     return std::string(p, std::find(p, p + 16, '\0'));
 }
 
+/// A BSPX lump read straight from the file (directory at the end of the last
+/// lump rounded up to 4: "BSPX", count, {name[24], ofs, len}); empty if absent.
+ByteSpan raw_bspx_lump(const Bsp& bsp, std::string_view name) {
+    const ByteSpan file = bsp.file_bytes();
+    uint64_t end = 0;
+    for (size_t i = 0; i < bsp.lump_count(); ++i)
+        end = std::max<uint64_t>(end, uint64_t(bsp.entry(i).offset) + uint64_t(bsp.entry(i).length));
+    end = (end + 3) & ~uint64_t(3);
+    if (end + 8 > file.size() || std::string_view(reinterpret_cast<const char*>(file.data() + end), 4) != "BSPX")
+        return {};
+    const int32_t n = load<int32_t>(file.data() + end + 4);
+    for (int32_t k = 0; k < n && end + 8 + 32 * uint64_t(k + 1) <= file.size(); ++k) {
+        const char* e = reinterpret_cast<const char*>(file.data() + end + 8 + 32 * k);
+        if (std::string_view(e, strnlen(e, 24)) == name)
+            return file.subspan(size_t(load<int32_t>(file.data() + end + 8 + 32 * k + 24)),
+                                size_t(load<int32_t>(file.data() + end + 8 + 32 * k + 28)));
+    }
+    return {};
+}
+
 Records quake1_records(const Bsp& bsp) {
     Records r;
     const quake1::Map q(bsp);
     r.lighting = q.lighting();
+    // ericw-tools' BSPX lighting: RGB samples (3 bytes at 3 x offset) and
+    // per-face DECOUPLED_LM records (uint16 w, h; int32 offset; float rows[2][4]).
+    const ByteSpan rgb = raw_bspx_lump(bsp, "RGBLIGHTING"), decoupled = raw_bspx_lump(bsp, "DECOUPLED_LM");
+    if (!rgb.empty()) {
+        r.lighting = rgb;
+        r.pad = 12;
+    }
     const ByteSpan textures = q.textures();
     q.visit([&](const auto& t) {
         for (const auto& m : t.models) r.models.push_back({m.firstface, m.numfaces});
@@ -144,8 +174,24 @@ Records quake1_records(const Bsp& bsp) {
         std::copy_n(f.styles, 4, rf.style_ids.begin());
             std::copy_n(f.styles, 4, rf.style_ids.begin());
             rf.lightofs = f.lightofs;
-            rf.lit = rf.styles > 0 && f.lightofs >= 0 && !(ti.flags & quake1::TEX_SPECIAL);
             rf.bytes_per_sample = bsp.format() == Format::goldsrc ? 3 : 1;
+            const size_t index = r.faces.size();
+            const bool own_size = !decoupled.empty() && decoupled.size() == t.faces.size() * 40;
+            if (own_size) {
+                const uint8_t* d = decoupled.data() + index * 40;
+                rf.fixed_w = load<uint16_t>(d);
+                rf.fixed_h = load<uint16_t>(d + 2);
+                rf.lightofs = load<int32_t>(d + 4);
+                for (int a = 0; a < 2; ++a)
+                    for (int k = 0; k < 4; ++k) rf.lm_vecs[a][k] = load<float>(d + 8 + 16 * a + 4 * k);
+                rf.luxel = 1;
+            }
+            if (!rgb.empty()) {
+                rf.bytes_per_sample = 3;
+                if (rf.lightofs >= 0) rf.lightofs *= 3;
+            }
+            rf.lit = rf.styles > 0 && rf.lightofs >= 0 && !(ti.flags & quake1::TEX_SPECIAL) &&
+                     (!own_size || (rf.fixed_w > 0 && rf.fixed_h > 0));
             r.faces.push_back(std::move(rf));
         }
     });
@@ -260,6 +306,11 @@ Grid grid_of(const RecordFace& rf) {
             maxs[a] = std::max(maxs[a], project(rf.lm_vecs[a], p));
         }
     Grid g;
+    if (rf.fixed_w > 0) {  // DECOUPLED_LM: sample (i, j) at lightmap coordinate (i, j)
+        g.w = rf.fixed_w;
+        g.h = rf.fixed_h;
+        return g;
+    }
     for (int a = 0; a < 2; ++a) g.base[a] = std::floor(mins[a] / rf.luxel);
     g.w = int64_t(std::ceil(maxs[0] / rf.luxel) - g.base[0] + 1);
     g.h = int64_t(std::ceil(maxs[1] / rf.luxel) - g.base[1] + 1);
@@ -452,8 +503,8 @@ TEST_P(QuakeGeometryCorpus, LightmapsFollowTheLuxelRuleAndTheLightingLump) {
     int64_t covered = 0, end = 0;
     for (const auto& [a, b] : claims) {
         if (a > end) {
-            EXPECT_LT(a - end, 4) << "unclaimed lighting bytes at " << end;
-            EXPECT_EQ(a % 4, 0) << "unclaimed lighting bytes at " << end;
+            EXPECT_LT(a - end, rec.pad) << "unclaimed lighting bytes at " << end;
+            EXPECT_EQ(a % rec.pad, 0) << "unclaimed lighting bytes at " << end;
             for (int64_t i = end; i < a; ++i) ASSERT_EQ(rec.lighting[size_t(i)], 0) << "padding byte " << i;
         }
         covered += std::max<int64_t>(0, b - std::max(a, end));

@@ -30,6 +30,9 @@ public:
     void warning(std::string_view lump, int64_t record, std::string_view field, std::string message) {
         add(Severity::warning, lump, record, field, std::move(message));
     }
+    void info(std::string_view lump, int64_t record, std::string_view field, std::string message) {
+        add(Severity::info, lump, record, field, std::move(message));
+    }
 
     /// `value` must index one of `count` records of `target` (or be -1 when
     /// `allow_none`). Returns whether it does.

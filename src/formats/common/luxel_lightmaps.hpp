@@ -5,13 +5,16 @@
 // the 16-texel luxel rule; Nightfire: the lightmap projection, in luxels).
 #pragma once
 
+#include <bspkit/bspx.hpp>
 #include <bspkit/bytes.hpp>
 #include <bspkit/model.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <array>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -36,6 +39,13 @@ public:
             size_[a] = int64_t(n);
         }
         return true;
+    }
+    /// A grid of explicit size whose sample (i, j) sits at coordinates (i, j)
+    /// (BSPX DECOUPLED_LM). False when a side is 0.
+    bool fixed(int64_t width, int64_t height) {
+        base_[0] = base_[1] = 0;
+        size_[0] = width, size_[1] = height;
+        return width > 0 && height > 0;
     }
     int64_t width() const { return size_[0]; }
     int64_t height() const { return size_[1]; }
@@ -103,6 +113,103 @@ private:
     ByteSpan lighting_;
     uint64_t budget_;
     bool budget_reported_ = false;
+};
+
+/// One face as the Quake-family builders see it.
+struct Face {
+    size_t index = 0;
+    const float (*vecs)[4] = nullptr;          ///< texinfo vecs[2][4]
+    std::span<const float* const> points;      ///< the corner loop
+    const uint8_t* styles = nullptr;           ///< the face's 4 style bytes
+    int64_t lightofs = -1;
+};
+
+/// Faces' lightmaps with ericw-tools' BSPX extensions applied, shared by the
+/// Quake 1 / BSP2 / GoldSrc and Quake 2 builders:
+///   - samples: RGBLIGHTING or a .lit (3 bytes per sample at 3 x offset)
+///     instead of a grey lighting lump, else the lump itself;
+///   - offset: DECOUPLED_LM's, else LMOFFSET's, else the face's lightofs;
+///   - styles: LMSTYLE16 / LMSTYLE, else the face's four;
+///   - grid: DECOUPLED_LM's width x height over its world -> lightmap rows,
+///     else the luxel rule with 1 << LMSHIFT texels per luxel (16 without).
+class FaceLightmaps {
+public:
+    FaceLightmaps(ByteSpan lighting, int bytes_per_sample, bspx::Lighting ext)
+        : ext_(std::move(ext)),
+          rgb_(!ext_.rgb.empty()),
+          bytes_per_sample_(rgb_ ? 3 : bytes_per_sample),
+          reader_(rgb_ ? ext_.rgb : lighting) {}
+
+    const bspx::Lighting& extensions() const { return ext_; }
+
+    /// The face's lightmap and, per corner of `face.points`, its lightmap UV;
+    /// nullopt when it has none (`why` set when that is a defect).
+    std::optional<model::LightmapImage> read(const Face& face, std::vector<model::Vec2>& uvs,
+                                             std::array<uint8_t, 4>& styles_out, std::string& why) {
+        const size_t f = face.index;
+        // Style slots.
+        std::vector<uint16_t> styles;
+        if (!ext_.styles.empty()) {
+            for (size_t k = 0; k < ext_.styles_per_face && ext_.styles[f * ext_.styles_per_face + k] != bspx::kNoStyle16; ++k)
+                styles.push_back(ext_.styles[f * ext_.styles_per_face + k]);
+        } else {
+            for (int k = 0; k < 4 && face.styles[k] != 255; ++k) styles.push_back(face.styles[k]);
+        }
+        if (styles.empty()) return std::nullopt;
+        const bool decoupled = f < ext_.decoupled.size();
+        int64_t offset = face.lightofs;
+        if (decoupled)
+            offset = ext_.decoupled[f].offset;
+        else if (f < ext_.lmoffset.size())
+            offset = ext_.lmoffset[f];
+        if (offset < 0) return std::nullopt;
+        // The grid.
+        Grid grid;
+        auto coord = [&](const float* p, int axis) -> double {
+            const float* v = decoupled ? ext_.decoupled[f].world_to_lm[axis] : face.vecs[axis];
+            const double c = double(p[0]) * v[0] + double(p[1]) * v[1] + double(p[2]) * v[2] + double(v[3]);
+            return decoupled ? c : c / scale(f);
+        };
+        if (decoupled) {
+            if (!grid.fixed(ext_.decoupled[f].lmwidth, ext_.decoupled[f].lmheight)) return std::nullopt;
+        } else {
+            for (const float* p : face.points) grid.add(coord(p, 0), coord(p, 1));
+            if (!grid.finish()) {
+                why = "texture coordinates of the face are not finite or too large: no lightmap";
+                return std::nullopt;
+            }
+        }
+        const int64_t byte_offset = rgb_ ? offset * 3 : offset;
+        const std::string field = decoupled ? "DECOUPLED_LM offset" : f < ext_.lmoffset.size() ? "LMOFFSET" : "lightofs";
+        auto img = reader_.read(byte_offset, rgb_ ? field + " x 3 into " + ext_.rgb_source : field, grid,
+                                int(styles.size()), bytes_per_sample_, why);
+        if (!img) return std::nullopt;
+        // The model keeps four 8-bit style slots: the rest is left out.
+        styles_out.fill(255);
+        size_t kept = 0;
+        for (size_t k = 0; k < styles.size(); ++k) {
+            if (kept < 4 && styles[k] < 255) {
+                styles_out[kept] = uint8_t(styles[k]);
+                if (kept != k) img->styles[kept] = std::move(img->styles[k]);  // no self-move
+                ++kept;
+            }
+        }
+        img->styles.resize(kept);
+        if (kept < styles.size()) why = "styles beyond four 8-bit slots (LMSTYLE / LMSTYLE16) left out";
+        uvs.clear();
+        for (const float* p : face.points) uvs.push_back(grid.uv(coord(p, 0), coord(p, 1)));
+        return img;
+    }
+
+private:
+    double scale(size_t f) const {
+        return f < ext_.lmshift.size() ? double(uint32_t(1) << std::min<uint8_t>(ext_.lmshift[f], 15)) : 16.0;
+    }
+
+    bspx::Lighting ext_;
+    bool rgb_;
+    int bytes_per_sample_;
+    LightingReader reader_;
 };
 
 }  // namespace bspkit::luxels

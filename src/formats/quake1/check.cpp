@@ -2,10 +2,10 @@
 // cross-reference of bspfile.h, the miptex directory, lightmap sizes by the
 // 16-texel luxel rule (1 byte per sample Quake, 3 GoldSrc), visibility rows,
 // and the engine limits (warnings).
+#include <bspkit/bspx.hpp>
 #include <bspkit/formats/quake1.hpp>
 #include <bspkit/visibility.hpp>
 
-#include "formats/common/bspx.hpp"
 #include "formats/common/check_util.hpp"
 
 #include <algorithm>
@@ -18,23 +18,6 @@ namespace {
 
 using checks::Checker;
 
-/// Per-face lightmap geometry from BSPX (ericw-tools): LMSHIFT scales the
-/// luxel, DECOUPLED_LM gives each face its own size.
-struct BspxLighting {
-    ByteSpan lmshift;    ///< uint8 per face
-    ByteSpan decoupled;  ///< 40 bytes per face: uint16 width, height; int32 offset; float world_to_lm[2][4]
-};
-
-BspxLighting bspx_lighting(const Bsp& bsp) {
-    BspxLighting out;
-    for (const auto& l : checks::find_bspx(bsp)) {
-        if (l.name == "LMSHIFT") out.lmshift = l.data;
-        if (l.name == "DECOUPLED_LM") out.decoupled = l.data;
-    }
-    return out;
-}
-
-
 template <class Types>
 class Quake1Check {
 public:
@@ -44,7 +27,8 @@ public:
         const Bsp& bsp = map_.bsp();
         textures_ = map_.miptex();
         lighting_ = map_.lighting();
-        bspx_ = bspx_lighting(bsp);
+        ext_ = bspx::read_lighting(bsp, t_.faces.size(), lighting_.size(), map_.goldsrc());
+        for (const Diagnostic& d : ext_.diagnostics) c_.warning(d.lump, -1, "", d.message);
         planes();
         vertexes();
         miptex();
@@ -56,6 +40,7 @@ public:
         nodes();
         clipnodes();
         leafs();
+        brushlist();
         models();
         visibility();
         limits();
@@ -182,10 +167,14 @@ private:
     }
 
     void faces() {
-        const int bps = map_.lightmap_sample_bytes();
+        // RGB from a .lit or RGBLIGHTING replaces the grey lump (3 bytes per sample at 3 x offset).
+        const bool rgb = !ext_.rgb.empty();
+        const ByteSpan samples_lump = rgb ? ext_.rgb : lighting_;
+        const std::string lump_desc = rgb ? ext_.rgb_source : "lighting lump";
+        const int bps = rgb ? 3 : map_.lightmap_sample_bytes();
         const size_t nface = t_.faces.size();
-        const bool lmshift = bspx_.lmshift.size() >= nface && nface;
-        const bool decoupled = bspx_.decoupled.size() >= nface * 40 && nface;
+        const bool lmshift = !ext_.lmshift.empty();
+        const bool decoupled = !ext_.decoupled.empty();
         c_.set_budget(4 * uint64_t(t_.surfedges.size()) + (uint64_t(1) << 22));
         for (size_t i = 0; i < nface; ++i) {
             const auto& f = t_.faces[i];
@@ -199,11 +188,17 @@ private:
                 c_.error("faces", i, "numedges", "numedges " + std::to_string(f.numedges) + ": a face needs 3 edges");
             // Lightmap.
             const int styles = checks::style_count(f.styles);
-            if (f.lightofs == -1 || styles == 0) continue;
-            if (f.lightofs < 0 || size_t(f.lightofs) >= lighting_.size()) {
-                c_.error("faces", i, "lightofs",
-                         "lightofs " + std::to_string(f.lightofs) + " is outside the " +
-                             std::to_string(lighting_.size()) + "-byte lighting lump");
+            // BSPX: DECOUPLED_LM or LMOFFSET give the offset in place of lightofs.
+            const bool own = decoupled || !ext_.lmoffset.empty();
+            const std::string ofs_lump = decoupled ? "bspx:DECOUPLED_LM" : own ? "bspx:LMOFFSET" : "faces";
+            const std::string ofs_field = own ? "offset" : "lightofs";
+            const int64_t lightofs = decoupled ? ext_.decoupled[i].offset : own ? ext_.lmoffset[i] : f.lightofs;
+            if (lightofs == -1 || styles == 0) continue;
+            const uint64_t byte_ofs = uint64_t(lightofs) * (rgb ? 3 : 1);
+            if (lightofs < 0 || byte_ofs >= samples_lump.size()) {
+                c_.error(ofs_lump, i, ofs_field,
+                         ofs_field + " " + std::to_string(lightofs) + " is outside the " +
+                             std::to_string(samples_lump.size()) + "-byte " + lump_desc);
                 continue;
             }
             if (!tex_ok || !edges_ok || f.numedges < 3) continue;
@@ -212,8 +207,7 @@ private:
             uint64_t samples = 0;
             int extents[2] = {0, 0};
             if (decoupled) {
-                const uint8_t* p = bspx_.decoupled.data() + i * 40;
-                samples = uint64_t(load<uint16_t>(p)) * load<uint16_t>(p + 2);
+                samples = uint64_t(ext_.decoupled[i].lmwidth) * ext_.decoupled[i].lmheight;
             } else {
                 if (!c_.spend(uint64_t(f.numedges), "faces")) continue;
                 checks::LuxelExtents ext;
@@ -224,7 +218,7 @@ private:
                     if (ok) ext.add(surfedge_vertex(se).point, ti.vecs);
                 }
                 if (!ok) continue;  // the broken surfedge is reported on its own
-                const double scale = lmshift ? double(1u << std::min<uint8_t>(bspx_.lmshift[i], 15)) : 16.0;
+                const double scale = lmshift ? double(1u << std::min<uint8_t>(ext_.lmshift[i], 15)) : 16.0;
                 int size[2];
                 if (!ext.size(size, scale)) {
                     c_.error("faces", i, "texinfo", "texture coordinates of the face are not finite or too large");
@@ -239,11 +233,12 @@ private:
                 }
             }
             const uint64_t need = samples * uint64_t(styles) * uint64_t(bps);
-            if (uint64_t(f.lightofs) + need > lighting_.size())
-                c_.error("faces", i, "lightofs",
+            if (byte_ofs + need > samples_lump.size())
+                c_.error(ofs_lump, i, ofs_field,
                          "lightmap of " + std::to_string(samples) + " samples x " + std::to_string(styles) +
-                             " styles x " + std::to_string(bps) + " bytes at lightofs " + std::to_string(f.lightofs) +
-                             " runs past the " + std::to_string(lighting_.size()) + "-byte lighting lump");
+                             " styles x " + std::to_string(bps) + " bytes at " + ofs_field + " " +
+                             std::to_string(lightofs) + " runs past the " + std::to_string(samples_lump.size()) +
+                             "-byte " + lump_desc);
         }
     }
 
@@ -324,6 +319,77 @@ private:
                            ": engines treat leaf 0 as the shared solid leaf (CONTENTS_SOLID -2)");
     }
 
+    /// BSPX BRUSHLIST (FTE's brush collision): records within the lump, model
+    /// numbers, planes per brush; and which hulls an engine builds from it.
+    void brushlist() {
+        const bspx::Directory dir = bspx::read(map_.bsp());
+        const bspx::Lump* lump = dir.find("BRUSHLIST");
+        if (!lump) return;
+        const std::string name = bspx::lump_name(lump->name);
+        bspx::BrushList list;
+        try {
+            list = bspx::decode_brushlist(map_.bsp(), *lump);
+        } catch (const Error& e) {
+            c_.error(name, -1, "", e.detail() + " (at offset " + std::to_string(e.where().offset) + ")");
+            return;
+        }
+        std::vector<uint8_t> named(t_.models.size(), 0);
+        std::string models;
+        for (size_t i = 0; i < list.models.size(); ++i) {
+            const bspx::BrushListModel& m = list.models[i];
+            if (m.header.ver != 1)
+                c_.warning(name, int64_t(i), "ver", "ver " + std::to_string(m.header.ver) + " is not 1");
+            if (c_.index(name, int64_t(i), "modelnum", m.header.modelnum, t_.models.size(), "models")) {
+                if (named[size_t(m.header.modelnum)]++)
+                    c_.warning(name, int64_t(i), "modelnum",
+                               "model " + std::to_string(m.header.modelnum) + " is listed more than once");
+                else
+                    models += (models.empty() ? "" : ", ") + std::to_string(m.header.modelnum);
+            }
+            uint64_t planes = 0;
+            for (size_t b = 0; b < m.brushes.size(); ++b) {
+                const bspx::BrushListBrush& br = m.brushes[b];
+                const std::string which = "brush " + std::to_string(b) + " of model " + std::to_string(m.header.modelnum);
+                planes += br.planes.size();
+                if (!c_.finite(name, int64_t(i), "mins", br.header.mins) ||
+                    !c_.finite(name, int64_t(i), "maxs", br.header.maxs))
+                    continue;
+                for (int a = 0; a < 3; ++a)
+                    if (br.header.mins[a] > br.header.maxs[a]) {
+                        c_.error(name, int64_t(i), "mins", which + ": mins exceed maxs (an inside-out brush)");
+                        break;
+                    }
+                const int c = br.header.contents;
+                if (!(c <= CONTENTS_EMPTY && c >= CONTENTS_SKY) && c != CONTENTS_CLIP && c != -16)
+                    c_.warning(name, int64_t(i), "contents",
+                               which + ": contents " + std::to_string(c) +
+                                   " is not a CONTENTS_* value BRUSHLIST allows (-1 .. -6, -8 clip, -16 ladder)");
+                for (const bspx::bspx_brushlist_plane_t& p : br.planes) {
+                    if (!c_.finite(name, int64_t(i), "planes", p.normal) || !c_.finite(name, int64_t(i), "planes", p.dist))
+                        break;
+                    const double len = std::sqrt(double(p.normal[0]) * p.normal[0] + double(p.normal[1]) * p.normal[1] +
+                                                 double(p.normal[2]) * p.normal[2]);
+                    if (std::fabs(len - 1.0) > 0.01)
+                        c_.warning(name, int64_t(i), "planes",
+                                   which + ": a plane normal has length " + std::to_string(len) + ", not 1");
+                }
+            }
+            if (uint64_t(m.header.numplanes) != planes)
+                c_.error(name, int64_t(i), "numplanes",
+                         "numplanes " + std::to_string(m.header.numplanes) + ", the model's brushes have " +
+                             std::to_string(planes));
+        }
+        hulls_from_brushlist_ = t_.clipnodes.empty();
+        const std::string hulls = map_.goldsrc() ? "hulls 1-3" : "hulls 1 and 2 (player, large monsters)";
+        c_.info(name, -1, "",
+                std::to_string(list.brush_count()) + " brushes for model" + (list.models.size() == 1 ? " " : "s ") +
+                    models + ": engines that read BRUSHLIST (FTE) build " + hulls +
+                    " and any other box size from them; unlisted models are not solid there" +
+                    (hulls_from_brushlist_
+                         ? ". The map has no clipnodes: engines without BRUSHLIST have no hulls 1+ to collide with"
+                         : ""));
+    }
+
     void models() {
         if (t_.models.empty()) {
             c_.error("models", -1, "", "no models: model 0 (the world) is required");
@@ -334,7 +400,9 @@ private:
             c_.finite("models", i, "mins", m.mins);
             c_.finite("models", i, "maxs", m.maxs);
             c_.index("models", i, "headnode", m.headnode[0], t_.nodes.size(), "nodes");
-            for (int h = 1; h < MAX_MAP_HULLS; ++h) clip_child("models", i, "headnode", m.headnode[h]);
+            // Without clipnodes, a BRUSHLIST engine builds hulls 1+ from brushes (see brushlist()).
+            if (!hulls_from_brushlist_)
+                for (int h = 1; h < MAX_MAP_HULLS; ++h) clip_child("models", i, "headnode", m.headnode[h]);
             c_.range("models", i, "firstface", m.firstface, "numfaces", m.numfaces, t_.faces.size(), "faces");
         }
         const int64_t visleafs = t_.models[0].visleafs;
@@ -407,7 +475,8 @@ private:
     Checker& c_;
     MiptexDirectory textures_;
     ByteSpan lighting_;
-    BspxLighting bspx_;
+    bspx::Lighting ext_;
+    bool hulls_from_brushlist_ = false;
     std::vector<uint8_t> surfedge_ok_;
     int max_extent_ = 0;
     int64_t max_extent_face_ = -1;

@@ -20,8 +20,10 @@
 //     compile tools); styles x width x height samples of 1 byte (Quake, BSP2:
 //     grey, expanded to RGB) or 3 (GoldSrc) from lightofs; lightmap UVs at
 //     luxel centres: (s / 16 - floor(min / 16) + 0.5) / width. A lightmap
-//     running past the lighting lump is skipped with a diagnostic. BSPX
-//     LMSHIFT / DECOUPLED_LM (ericw-tools) are not applied.
+//     running past the lighting lump is skipped with a diagnostic. With
+//     ericw-tools' BSPX lumps (luxel_lightmaps.hpp: FaceLightmaps): RGB
+//     samples from a .lit beside the map or RGBLIGHTING, LMSHIFT's luxel
+//     size, DECOUPLED_LM's sizes, offsets and UV rows, LMOFFSET, LMSTYLE(16).
 // Broken references that leave no geometry (plane, texinfo, surfedge, edge,
 // vertex or face ranges out of range) throw Error naming the record.
 #include "../../model/builders.hpp"
@@ -93,7 +95,14 @@ public:
         // Work budgets: a real map uses each surfedge and each lighting byte
         // once; hostile models sharing face ranges must not multiply the work.
         corner_budget_ = 4 * uint64_t(t_.surfedges.size()) + (uint64_t(1) << 20);
-        lighting_reader_.emplace(lighting_);
+        if (options_.lightmaps) {
+            bspx::Lighting ext = bspx::read_lighting(q_.bsp(), t_.faces.size(), lighting_.size(), q_.goldsrc(),
+                                                     model::lighting_options(options_));
+            for (Diagnostic& d : ext.diagnostics) out_.diagnostics.push_back(std::move(d));
+            ext.diagnostics.clear();
+            out_.lightmap_source = ext.rgb_source;
+            lightmaps_.emplace(lighting_, q_.lightmap_sample_bytes(), std::move(ext));
+        }
         for (size_t m = 0; m < t_.models.size(); ++m) build_model(m);
     }
 
@@ -225,25 +234,13 @@ private:
     template <class FaceT>
     void lightmap(size_t f, const FaceT& face, const texinfo_t& ti, const std::vector<const float*>& points,
                   const std::vector<uint32_t>& keep, model::Surface& s) {
-        int styles = 0;
-        while (styles < 4 && face.styles[styles] != 255) ++styles;
-        if (face.lightofs < 0 || styles == 0 || (ti.flags & TEX_SPECIAL)) return;
-        luxels::Grid grid;
-        for (const float* p : points) grid.add(tex_coord(p, ti.vecs[0]) / 16, tex_coord(p, ti.vecs[1]) / 16);
-        if (!grid.finish()) {
-            diagnose_face(f, "texture coordinates of the face are not finite or too large: no lightmap");
-            return;
-        }
+        if (ti.flags & TEX_SPECIAL) return;
+        std::vector<model::Vec2> uvs;
         std::string why;
-        auto img = lighting_reader_->read(face.lightofs, "lightofs", grid, styles, q_.lightmap_sample_bytes(), why);
-        if (!img) {
-            if (!why.empty()) diagnose_face(f, why);
-            return;
-        }
-        for (size_t k = 0; k < keep.size(); ++k) {
-            const float* p = points[keep[k]];
-            s.vertices[k].lightmap_uv = grid.uv(tex_coord(p, ti.vecs[0]) / 16, tex_coord(p, ti.vecs[1]) / 16);
-        }
+        auto img = lightmaps_->read({f, ti.vecs, points, face.styles, face.lightofs}, uvs, s.styles, why);
+        if (!why.empty()) diagnose_face(f, why);
+        if (!img) return;
+        for (size_t k = 0; k < keep.size(); ++k) s.vertices[k].lightmap_uv = uvs[keep[k]];
         s.lightmap = int32_t(out_.lightmap_images.size());
         out_.lightmap_images.push_back(std::move(*img));
     }
@@ -264,7 +261,7 @@ private:
     std::map<std::pair<int64_t, bool>, uint32_t> materials_;
     uint64_t corner_budget_ = 0;
     model::EarClipBudget ear_budget_;
-    std::optional<luxels::LightingReader> lighting_reader_;
+    std::optional<luxels::FaceLightmaps> lightmaps_;
 };
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <bspkit/formats/quake2.hpp>
 #include <bspkit/visibility.hpp>
 
-#include "formats/common/bspx.hpp"
+#include <bspkit/bspx.hpp>
 #include "formats/common/check_util.hpp"
 
 #include <algorithm>
@@ -38,10 +38,8 @@ public:
         areas_ = map_.areas();
         areaportals_ = map_.areaportals();
         lighting_ = map_.lighting();
-        for (const auto& l : checks::find_bspx(map_.bsp())) {
-            if (l.name == "LMSHIFT") lmshift_ = l.data;
-            if (l.name == "DECOUPLED_LM") decoupled_ = l.data;
-        }
+        ext_ = bspx::read_lighting(map_.bsp(), faces_.size(), lighting_.size(), true);
+        for (const Diagnostic& d : ext_.diagnostics) c_.warning(d.lump, -1, "", d.message);
         geometry();
         texinfo();
         faces();
@@ -131,8 +129,8 @@ private:
 
     void faces() {
         const size_t n = faces_.size();
-        const bool lmshift = n && lmshift_.size() >= n;
-        const bool decoupled = n && decoupled_.size() >= n * 40;
+        const bool lmshift = !ext_.lmshift.empty();
+        const bool decoupled = !ext_.decoupled.empty();
         c_.set_budget(4 * uint64_t(surfedges_.size()) + (uint64_t(1) << 22));
         for (size_t i = 0; i < n; ++i) {
             const dface_t& f = faces_[i];
@@ -145,10 +143,14 @@ private:
             if (f.numedges >= 0 && f.numedges < 3)
                 c_.error("faces", i, "numedges", "numedges " + std::to_string(f.numedges) + ": a face needs 3 edges");
             const int styles = checks::style_count(f.styles);
-            if (f.lightofs == -1 || styles == 0) continue;
-            if (f.lightofs < 0 || size_t(f.lightofs) >= lighting_.size()) {
+            // BSPX: DECOUPLED_LM or LMOFFSET give the offset in place of lightofs.
+            const int64_t lightofs = decoupled                ? ext_.decoupled[i].offset
+                                     : !ext_.lmoffset.empty() ? ext_.lmoffset[i]
+                                                              : f.lightofs;
+            if (lightofs == -1 || styles == 0) continue;
+            if (lightofs < 0 || size_t(lightofs) >= lighting_.size()) {
                 c_.error("faces", i, "lightofs",
-                         "lightofs " + std::to_string(f.lightofs) + " is outside the " +
+                         "lightofs " + std::to_string(lightofs) + " is outside the " +
                              std::to_string(lighting_.size()) + "-byte lighting lump");
                 continue;
             }
@@ -157,8 +159,7 @@ private:
             if (ti.flags & (SURF_SKY | SURF_WARP)) continue;  // never lightmapped
             uint64_t samples = 0;
             if (decoupled) {
-                const uint8_t* p = decoupled_.data() + i * 40;
-                samples = uint64_t(load<uint16_t>(p)) * load<uint16_t>(p + 2);
+                samples = uint64_t(ext_.decoupled[i].lmwidth) * ext_.decoupled[i].lmheight;
             } else {
                 if (!c_.spend(uint64_t(f.numedges), "faces")) continue;
                 checks::LuxelExtents ext;
@@ -172,7 +173,7 @@ private:
                     ext.add(vertices_[e < 0 ? ed.v[1] : ed.v[0]].point, ti.vecs);
                 }
                 if (!ok) continue;
-                const double scale = lmshift ? double(1u << std::min<uint8_t>(lmshift_[i], 15)) : 16.0;
+                const double scale = lmshift ? double(1u << std::min<uint8_t>(ext_.lmshift[i], 15)) : 16.0;
                 int size[2];
                 if (!ext.size(size, scale)) {
                     c_.error("faces", i, "texinfo", "texture coordinates of the face are not finite or too large");
@@ -181,10 +182,10 @@ private:
                 samples = uint64_t(size[0]) * uint64_t(size[1]);
             }
             const uint64_t need = samples * uint64_t(styles) * 3;
-            if (uint64_t(f.lightofs) + need > lighting_.size())
+            if (uint64_t(lightofs) + need > lighting_.size())
                 c_.error("faces", i, "lightofs",
                          "lightmap of " + std::to_string(samples) + " samples x " + std::to_string(styles) +
-                             " styles x 3 bytes at lightofs " + std::to_string(f.lightofs) + " runs past the " +
+                             " styles x 3 bytes at lightofs " + std::to_string(lightofs) + " runs past the " +
                              std::to_string(lighting_.size()) + "-byte lighting lump");
         }
     }
@@ -344,7 +345,8 @@ private:
     std::span<const dbrushside_t> brushsides_;
     std::span<const darea_t> areas_;
     std::span<const dareaportal_t> areaportals_;
-    ByteSpan lighting_, lmshift_, decoupled_;
+    ByteSpan lighting_;
+    bspx::Lighting ext_;
     std::vector<uint8_t> surfedge_ok_;
 };
 

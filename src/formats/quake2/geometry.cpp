@@ -22,7 +22,8 @@
 //     the 16-texel luxel rule of seed 001, ceil(max / 16) - floor(min / 16)
 //     + 1 samples per axis, 3 bytes (RGB) per sample and style, lightmap UVs
 //     at luxel centres. One running past the lighting lump is skipped with a
-//     diagnostic.
+//     diagnostic. BSPX LMSHIFT / DECOUPLED_LM / LMOFFSET / LMSTYLE(16) are
+//     applied (luxel_lightmaps.hpp: FaceLightmaps).
 #include "../../model/builders.hpp"
 #include "../../model/polygon.hpp"
 #include "../common/luxel_lightmaps.hpp"
@@ -87,7 +88,12 @@ public:
         lighting_ = q_.lighting();
         texinfo_contents();
         corner_budget_ = 4 * uint64_t(surfedges_.size()) + (uint64_t(1) << 20);
-        lighting_reader_.emplace(lighting_);
+        if (options_.lightmaps) {
+            bspx::Lighting ext = bspx::read_lighting(q_.bsp(), faces_.size(), lighting_.size(), true);
+            for (Diagnostic& d : ext.diagnostics) out_.diagnostics.push_back(std::move(d));
+            ext.diagnostics.clear();
+            lightmaps_.emplace(lighting_, 3, std::move(ext));
+        }
         const auto models = q_.models();
         for (size_t m = 0; m < models.size(); ++m) build_model(m, models[m]);
     }
@@ -215,25 +221,13 @@ private:
 
     void lightmap(size_t f, const dface_t& face, const texinfo_t& ti, const std::vector<const float*>& points,
                   const std::vector<uint32_t>& keep, model::Surface& s) {
-        int styles = 0;
-        while (styles < MAXLIGHTMAPS && face.styles[styles] != 255) ++styles;
-        if (face.lightofs < 0 || styles == 0 || (ti.flags & (SURF_SKY | SURF_WARP))) return;
-        luxels::Grid grid;
-        for (const float* p : points) grid.add(tex_coord(p, ti.vecs[0]) / 16, tex_coord(p, ti.vecs[1]) / 16);
-        if (!grid.finish()) {
-            diagnose_face(f, "texture coordinates of the face are not finite or too large: no lightmap");
-            return;
-        }
+        if (ti.flags & (SURF_SKY | SURF_WARP)) return;
+        std::vector<model::Vec2> uvs;
         std::string why;
-        auto img = lighting_reader_->read(face.lightofs, "lightofs", grid, styles, 3, why);
-        if (!img) {
-            if (!why.empty()) diagnose_face(f, why);
-            return;
-        }
-        for (size_t k = 0; k < keep.size(); ++k) {
-            const float* p = points[keep[k]];
-            s.vertices[k].lightmap_uv = grid.uv(tex_coord(p, ti.vecs[0]) / 16, tex_coord(p, ti.vecs[1]) / 16);
-        }
+        auto img = lightmaps_->read({f, ti.vecs, points, face.styles, face.lightofs}, uvs, s.styles, why);
+        if (!why.empty()) diagnose_face(f, why);
+        if (!img) return;
+        for (size_t k = 0; k < keep.size(); ++k) s.vertices[k].lightmap_uv = uvs[keep[k]];
         s.lightmap = int32_t(out_.lightmap_images.size());
         out_.lightmap_images.push_back(std::move(*img));
     }
@@ -258,7 +252,7 @@ private:
     std::map<std::pair<std::string, uint32_t>, uint32_t> materials_;
     uint64_t corner_budget_ = 0;
     model::EarClipBudget ear_budget_;
-    std::optional<luxels::LightingReader> lighting_reader_;
+    std::optional<luxels::FaceLightmaps> lightmaps_;
 };
 
 }  // namespace
