@@ -63,7 +63,8 @@ struct SaveOptions {
 
 class Bsp {
 public:
-    /// Reads and parses a file. Throws Error naming file, lump and offset.
+    /// Maps and parses a file: lumps stay views of the mapping until a caller
+    /// needs decoded bytes (LZMA). Throws Error naming file, lump and offset.
     static Bsp open(const std::filesystem::path& path);
     /// Parses bytes already in memory; `name` is used in messages.
     static Bsp parse(Bytes file_bytes, std::string name);
@@ -86,7 +87,7 @@ public:
     const Detection& detection() const noexcept;
     /// Warnings found while reading (lumps past EOF, overlaps, misalignment, ...).
     const std::vector<Diagnostic>& diagnostics() const noexcept;
-    /// The raw file as read.
+    /// The raw file as read (a view of the mapping for opened files).
     ByteSpan file_bytes() const noexcept;
 
     size_t lump_count() const noexcept;
@@ -127,7 +128,8 @@ public:
     /// The file as it would be saved. Unchanged with Compression::keep gives
     /// the input byte for byte; otherwise lumps are laid out again, 4-byte aligned.
     Bytes serialize(const SaveOptions& options = {}) const;
-    /// serialize() written to a temporary file beside `path`, then renamed over it.
+    /// serialize() written to a temporary file beside `path`, then renamed over it;
+    /// lumps that stay as they are go to the file straight from the input, uncopied.
     void save(const std::filesystem::path& path, const SaveOptions& options = {}) const;
 
     struct Impl;

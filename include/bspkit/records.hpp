@@ -17,6 +17,8 @@
 #include <bspkit/bsp.hpp>
 #include <bspkit/bytes.hpp>
 
+#include <bit>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -82,19 +84,39 @@ Bytes encode_records(std::span<const T> records, ByteOrder order) {
     return out;
 }
 
-/// A lump's records, decoded on first access (thread-safe).
+/// True when records of T can be read in place from `bytes`: host order and
+/// T's alignment (lumps of a mapped file usually are).
+template <Record T>
+bool readable_in_place(ByteSpan bytes, ByteOrder order) noexcept {
+    const bool host_order = (order == ByteOrder::little) == (std::endian::native == std::endian::little);
+    return host_order && reinterpret_cast<uintptr_t>(bytes.data()) % alignof(T) == 0;
+}
+
+/// A lump's records, decoded on first access (thread-safe). Lumps stored as
+/// they are in the input (not LZMA, not replaced) in host order are read in
+/// place: the span points into the file, which lives as long as the Bsp.
 template <Record T>
 class LazyRecords {
 public:
     std::span<const T> get(const Bsp& bsp, size_t lump) const {
-        std::call_once(state_->once, [&] { state_->items = decode_records<T>(bsp.decoded(lump), bsp.byte_order()); });
-        return state_->items;
+        std::call_once(state_->once, [&] {
+            const ByteSpan bytes = bsp.decoded(lump);
+            const bool stable = !bsp.replaced(lump) && !bsp.compressed(lump);
+            if (stable && readable_in_place<T>(bytes, bsp.byte_order())) {
+                state_->view = {reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)};
+            } else {
+                state_->items = decode_records<T>(bytes, bsp.byte_order());
+                state_->view = state_->items;
+            }
+        });
+        return state_->view;
     }
 
 private:
     struct State {
         std::once_flag once;
         std::vector<T> items;
+        std::span<const T> view;
     };
     std::unique_ptr<State> state_ = std::make_unique<State>();
 };

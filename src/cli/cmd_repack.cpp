@@ -1,7 +1,7 @@
 // bspkit repack FILE -o NEW [--compress|--decompress]
 #include "common.hpp"
 
-#include <bspkit/file_io.hpp>
+#include <filesystem>
 
 #include <fmt/core.h>
 
@@ -27,10 +27,9 @@ void add_repack(CLI::App& app, Action& action) {
             SaveOptions options;
             if (a->compress) options.compression = Compression::compress;
             if (a->decompress) options.compression = Compression::decompress;
-            const Bytes out = bsp.serialize(options);
-            write_file_atomic(a->out, out);
-            fmt::print(stderr, "{}: wrote {} ({} bytes, input {} bytes)\n", a->file, a->out, out.size(),
-                       bsp.file_bytes().size());
+            bsp.save(a->out, options);  // unchanged lumps go from the mapping to the file, uncopied
+            fmt::print(stderr, "{}: wrote {} ({} bytes, input {} bytes)\n", a->file, a->out,
+                       std::filesystem::file_size(a->out), bsp.file_bytes().size());
             return kExitOk;
         };
     });

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <string_view>
 #include <fmt/core.h>
 
 namespace bspkit::cli {
@@ -111,6 +112,17 @@ const std::vector<std::pair<std::string, AddVerb>>& registered_verbs() {
 
 int main(int argc, char** argv) {
     using namespace bspkit::cli;
+    // Start-up: `--version` needs no parser at all, and a verb needs only its
+    // own subcommand built (the others are added for top-level help and for
+    // words that name no verb, so that CLI11 words the error).
+    if (argc == 2 && std::string_view(argv[1]) == "--version") {
+        std::fwrite(bspkit::kVersion.data(), 1, bspkit::kVersion.size(), stdout);
+        std::fputc('\n', stdout);
+        return kExitOk;
+    }
+    const auto& verbs = registered_verbs();
+    const auto chosen = argc >= 2 ? std::find_if(verbs.begin(), verbs.end(), [&](const auto& v) { return v.first == argv[1]; })
+                                  : verbs.end();
     CLI::App app{"bspkit: read, check, edit and write BSP maps of the Quake / Half-Life / Source family"};
     app.set_version_flag("--version", std::string(bspkit::kVersion));
     app.require_subcommand(1);
@@ -118,7 +130,11 @@ int main(int argc, char** argv) {
                  "List every repeated warning (default: one summary line per kind); also accepted after the verb");
     app.fallthrough();  // subcommands (created below) pass unknown options such as --verbose up to here
     Action action;
-    for (const auto& [name, add] : registered_verbs()) add(app, action);
+    if (chosen != verbs.end()) {
+        chosen->second(app, action);
+    } else {
+        for (const auto& [name, add] : verbs) add(app, action);
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

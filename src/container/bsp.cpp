@@ -91,7 +91,7 @@ void read_directory(Bsp::Impl& b) {
         if (uint64_t(e.offset) < header_size)
             warn(b, name, e.offset, "starts inside the " + std::to_string(header_size) + "-byte header");
         if (e.offset % 4 != 0) warn(b, name, e.offset, "offset is not 4-byte aligned");
-        b.lumps[i].stored = ByteSpan(b.file).subspan(std::min<uint64_t>(uint64_t(e.offset), file_size), present);
+        b.lumps[i].stored = b.file.subspan(std::min<uint64_t>(uint64_t(e.offset), file_size), present);
     }
     // Overlaps between lumps that hold data.
     std::vector<size_t> order;
@@ -235,11 +235,21 @@ void Bsp::Impl::parse_game_lumps(ByteSpan data, int64_t base) {
     }
 }
 
-Bsp Bsp::open(const std::filesystem::path& path) { return parse(read_file(path), path.string()); }
+Bsp Bsp::open(const std::filesystem::path& path) {
+    FileView view = map_file(path);
+    std::string name = path.string();
+    Detection detection = detect(view.bytes, name);
+    return Impl::from_detected(view.bytes, std::move(view.owner), std::move(name), std::move(detection));
+}
 
 Bsp Bsp::parse(Bytes file_bytes, std::string name) {
     Detection detection = detect(file_bytes, name);
     return from_detected(std::move(file_bytes), std::move(name), std::move(detection));
+}
+
+Bsp Bsp::from_detected(Bytes file_bytes, std::string name, Detection detection) {
+    FileView view = own_bytes(std::move(file_bytes));
+    return Impl::from_detected(view.bytes, std::move(view.owner), std::move(name), std::move(detection));
 }
 
 Bsp Bsp::create(const FormatLayout& layout, std::optional<int32_t> version, ByteOrder order) {
@@ -254,11 +264,12 @@ Bsp Bsp::create(const FormatLayout& layout, std::optional<int32_t> version, Byte
     return from_detected(std::move(header), "new " + std::string(format_id(layout.format)) + " map", std::move(detection));
 }
 
-Bsp Bsp::from_detected(Bytes file_bytes, std::string name, Detection detection) {
+Bsp Bsp::Impl::from_detected(ByteSpan file, std::shared_ptr<const void> owner, std::string name, Detection detection) {
     auto impl = std::make_unique<Impl>();
     Impl& b = *impl;
     b.name = std::move(name);
-    b.file = std::move(file_bytes);
+    b.file = file;
+    b.file_owner = std::move(owner);
     b.detection = std::move(detection);
     b.layout = b.detection.layout;
     b.order = (b.layout->magic && load<uint32_t>(b.file.data()) == byteswap(b.layout->magic)) ? ByteOrder::big

@@ -4,6 +4,9 @@
 #include <bspkit/bsp.hpp>
 #include <bspkit/lzma.hpp>
 
+#include "core/file_view.hpp"
+
+#include <deque>
 #include <memory>
 #include <mutex>
 
@@ -37,7 +40,8 @@ struct GameLumpState {
 
 struct Bsp::Impl {
     std::string name;
-    Bytes file;
+    ByteSpan file;                         ///< the whole input (a mapping, or bytes given to parse())
+    std::shared_ptr<const void> file_owner;  ///< keeps `file` alive
     Detection detection;
     const FormatLayout* layout = nullptr;
     ByteOrder order = ByteOrder::little;
@@ -55,6 +59,9 @@ struct Bsp::Impl {
     std::vector<std::shared_ptr<const Bytes>> game_lump_storage;  ///< bytes behind replaced game lumps
     mutable std::unique_ptr<Blob::Cache> game_lump_cache = std::make_unique<Blob::Cache>();
 
+    /// Reads the header and directory of `file` (kept alive by `owner`).
+    static Bsp from_detected(ByteSpan file, std::shared_ptr<const void> owner, std::string name, Detection detection);
+
     bool is_source() const noexcept { return layout->format == Format::source; }
     bool has_game_lumps() const noexcept { return is_source() && lumps.size() > source_lump::game_lump; }
     int map_version() const noexcept { return detection.version.value_or(0); }
@@ -65,8 +72,20 @@ struct Bsp::Impl {
     /// Builds lump 35 for a lump placed at `base`, with each game lump's
     /// payload chosen by `compression`.
     Bytes build_game_lump(int64_t base, Compression compression) const;
-    /// The payload a lump or game lump gets when saved with `compression`.
-    Bytes payload(const Blob& blob, const Location& where, Compression compression, bool may_compress) const;
+    /// The payload a lump or game lump gets when saved with `compression`: a
+    /// view of the input, of a replacement or of decoded bytes when those are
+    /// the payload, otherwise new bytes kept alive in `keep`.
+    ByteSpan payload(const Blob& blob, const Location& where, Compression compression, bool may_compress,
+                     std::deque<Bytes>& keep) const;
+    /// The file as it would be saved, as pieces written one after the other.
+    struct Pieces {
+        std::vector<ByteSpan> spans;
+        std::deque<Bytes> owned;
+        uint64_t size = 0;
+        void add(ByteSpan s);
+        void zeros(uint64_t n);
+    };
+    Pieces lay_out(const SaveOptions& options) const;
 };
 
 inline uint32_t align4(uint64_t n) { return uint32_t((n + 3) & ~uint64_t(3)); }

@@ -15,7 +15,7 @@ namespace {
 void write_header(const Bsp::Impl& b, const std::vector<LumpEntry>& entries, uint8_t* out) {
     const FormatLayout& l = *b.layout;
     // Magic and version are copied from the input: they are what was detected.
-    std::copy_n(b.file.data(), l.directory_offset(), out);
+    std::copy_n(b.file.data(), l.directory_offset(), out);  // the caller's buffer starts as the input's header
     for (size_t i = 0; i < entries.size(); ++i) {
         uint8_t* e = out + l.directory_offset() + i * l.entry_size();
         const LumpEntry& x = entries[i];
@@ -54,64 +54,81 @@ bool anything_compressed(const Bsp::Impl& b) {
 
 /// The BSPX lumps of the input carried after the laid-out lumps (ericw-tools'
 /// placement: directory at the end rounded up to 4, each lump 4-byte aligned).
-void append_bspx(const Bsp::Impl& b, Bytes& out) {
-    if (!bspx::applies_to(b.layout->format)) return;
+/// The BSPX tail (padding, directory, lumps) of a file whose other bytes end
+/// at `base`; offsets in the directory are file offsets. Empty without BSPX.
+Bytes bspx_tail(const Bsp::Impl& b, uint64_t base) {
+    Bytes out;
+    if (!bspx::applies_to(b.layout->format)) return out;
     std::vector<std::string_view> names;
     for (const auto& l : b.layout->lumps) names.push_back(l.name);
     const bspx::Directory dir = bspx::read(b.file, b.entries, names, b.layout->header_size());
-    if (dir.lumps.empty()) return;
-    out.resize(align4(out.size()), 0);
+    if (dir.lumps.empty()) return out;
+    const auto pad_to_4 = [&] { out.resize(align4(base + out.size()) - base, 0); };
+    pad_to_4();
     const size_t at = out.size();
     out.insert(out.end(), {'B', 'S', 'P', 'X'});
     append<int32_t>(out, int32_t(dir.lumps.size()), b.order);
     out.resize(out.size() + dir.lumps.size() * sizeof(bspx::bspx_lump_t), 0);
     for (size_t k = 0; k < dir.lumps.size(); ++k) {
         const bspx::Lump& l = dir.lumps[k];
-        out.resize(align4(out.size()), 0);
+        pad_to_4();
         uint8_t* e = out.data() + at + 8 + k * sizeof(bspx::bspx_lump_t);
         std::copy_n(l.name.begin(), std::min<size_t>(l.name.size(), 24), e);
-        store<int32_t>(e + 24, int32_t(out.size()), b.order);
+        store<int32_t>(e + 24, int32_t(base + out.size()), b.order);
         store<int32_t>(e + 28, int32_t(l.data.size()), b.order);
         out.insert(out.end(), l.data.begin(), l.data.end());
-        if (out.size() > uint64_t(INT32_MAX)) throw Error({b.name, "bspx", int64_t(at)}, "the saved file would exceed 2 GiB");
+        if (base + out.size() > uint64_t(INT32_MAX))
+            throw Error({b.name, "bspx", int64_t(base + at)}, "the saved file would exceed 2 GiB");
     }
+    return out;
 }
 
 }  // namespace
 
-Bytes Bsp::Impl::payload(const Blob& blob, const Location& where, Compression compression, bool may_compress) const {
+void Bsp::Impl::Pieces::add(ByteSpan s) {
+    if (s.empty()) return;
+    spans.push_back(s);
+    size += s.size();
+}
+
+void Bsp::Impl::Pieces::zeros(uint64_t n) {
+    static const uint8_t zero[64] = {};
+    for (; n > 0; n -= std::min<uint64_t>(n, sizeof zero)) add(ByteSpan(zero, std::min<uint64_t>(n, sizeof zero)));
+}
+
+ByteSpan Bsp::Impl::payload(const Blob& blob, const Location& where, Compression compression, bool may_compress,
+                            std::deque<Bytes>& keep) const {
     const bool was_compressed = blob.lzma.has_value();
     switch (compression) {
         case Compression::keep:
-            if (!blob.replacement) return Bytes(blob.stored.begin(), blob.stored.end());
-            if (was_compressed && !blob.replacement->empty()) return lzma::encode(*blob.replacement);
+            if (!blob.replacement) return blob.stored;
+            if (was_compressed && !blob.replacement->empty()) return keep.emplace_back(lzma::encode(*blob.replacement));
             return *blob.replacement;
-        case Compression::decompress: {
-            const ByteSpan d = blob.decoded(where);
-            return Bytes(d.begin(), d.end());
-        }
+        case Compression::decompress:
+            return blob.decoded(where);
         case Compression::compress: {
-            if (blob.compressed()) return Bytes(blob.stored.begin(), blob.stored.end());
+            if (blob.compressed()) return blob.stored;
             const ByteSpan d = blob.decoded(where);
             if (may_compress && !d.empty()) {
                 Bytes packed = lzma::encode(d);
-                if (packed.size() < d.size()) return packed;  // bspzip leaves lumps that would grow
+                if (packed.size() < d.size()) return keep.emplace_back(std::move(packed));  // bspzip leaves lumps that would grow
             }
-            return Bytes(d.begin(), d.end());
+            return d;
         }
     }
     return {};
 }
 
 Bytes Bsp::Impl::build_game_lump(int64_t base, Compression compression) const {
-    std::vector<Bytes> payloads;
+    std::deque<Bytes> keep;
+    std::vector<ByteSpan> payloads;
     std::vector<bool> packed;
     bool any_packed = false;
     for (const GameLumpState& g : game_lumps) {
         Location at = where(source_lump::game_lump, -1);
         at.lump += " " + g.entry.name();
         if (!g.blob.stored.empty()) at.offset = g.blob.stored.data() - file.data();
-        payloads.push_back(payload(g.blob, at, compression, true));
+        payloads.push_back(payload(g.blob, at, compression, true, keep));
         packed.push_back(lzma::read_header(payloads.back()).has_value() &&
                          (g.blob.lzma.has_value() || compression == Compression::compress));
         any_packed = any_packed || packed.back();
@@ -141,18 +158,24 @@ Bytes Bsp::Impl::build_game_lump(int64_t base, Compression compression) const {
         append<int32_t>(out, int32_t(shift + cursor), order);
         append<int32_t>(out, 0, order);
     }
-    for (const Bytes& p : payloads) out.insert(out.end(), p.begin(), p.end());
+    out.reserve(size_t(cursor));
+    for (const ByteSpan p : payloads) out.insert(out.end(), p.begin(), p.end());
     return out;
 }
 
-Bytes Bsp::serialize(const SaveOptions& options) const {
-    const Impl& b = *impl_;
+Bsp::Impl::Pieces Bsp::Impl::lay_out(const SaveOptions& options) const {
+    const Impl& b = *this;
     if (!b.is_source() && options.compression == Compression::compress)
         throw Error({b.name, "header", 0}, "LZMA-compressed lumps exist only in Source BSP files");
+    const uint32_t header_size = b.layout->header_size();
+    Pieces out;
     const bool nothing_to_decompress = options.compression == Compression::decompress && !anything_compressed(b);
     if (unchanged(b) && (options.compression == Compression::keep || nothing_to_decompress || !b.is_source())) {
-        Bytes out = b.file;
-        write_header(b, b.entries, out.data());
+        // The header rebuilt from the directory, then everything else as it is in the input.
+        Bytes& header = out.owned.emplace_back(b.file.begin(), b.file.begin() + header_size);
+        write_header(b, b.entries, header.data());
+        out.add(header);
+        out.add(b.file.subspan(header_size));
         return out;
     }
 
@@ -162,17 +185,17 @@ Bytes Bsp::serialize(const SaveOptions& options) const {
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t x, size_t y) { return b.entries[x].offset < b.entries[y].offset; });
 
-    std::vector<Bytes> payloads(count);
+    std::vector<ByteSpan> payloads(count);
     std::vector<LumpEntry> entries = b.entries;
     const bool game = b.has_game_lumps();
     for (size_t i = 0; i < count; ++i) {
         if (game && i == source_lump::game_lump) continue;  // built once its offset is known
         const bool may_compress = b.is_source() && i != source_lump::pakfile && i != source_lump::xzip_pakfile;
-        payloads[i] = b.payload(b.lumps[i], b.where(i, b.entries[i].offset), options.compression, may_compress);
+        payloads[i] = b.payload(b.lumps[i], b.where(i, b.entries[i].offset), options.compression, may_compress, out.owned);
     }
     const size_t game_size = game ? b.build_game_lump(0, options.compression).size() : 0;
 
-    uint64_t cursor = align4(b.layout->header_size());
+    uint64_t cursor = align4(header_size);
     for (size_t i : order) {
         const size_t size = (game && i == source_lump::game_lump) ? game_size : payloads[i].size();
         LumpEntry& e = entries[i];
@@ -180,30 +203,43 @@ Bytes Bsp::serialize(const SaveOptions& options) const {
         e.offset = (size == 0 && unused) ? 0 : int32_t(cursor);
         e.length = int32_t(size);
         if (b.is_source()) {
-            const auto header = lzma::read_header(game && i == source_lump::game_lump ? ByteSpan{} : ByteSpan(payloads[i]));
+            const auto header = lzma::read_header(game && i == source_lump::game_lump ? ByteSpan{} : payloads[i]);
             const bool packed = header && (b.lumps[i].lzma || options.compression == Compression::compress);
             e.fourcc = packed ? header->actual_size : (b.lumps[i].lzma ? 0 : b.entries[i].fourcc);
         }
         cursor = align4(cursor + size);
         if (cursor > uint64_t(INT32_MAX)) throw Error({b.name, "header", 0}, "the saved file would exceed 2 GiB");
     }
-    if (game) payloads[source_lump::game_lump] = b.build_game_lump(entries[source_lump::game_lump].offset, options.compression);
+    if (game)
+        payloads[source_lump::game_lump] =
+            out.owned.emplace_back(b.build_game_lump(entries[source_lump::game_lump].offset, options.compression));
 
-    Bytes out(cursor, 0);
-    write_header(b, entries, out.data());
-    for (size_t i = 0; i < count; ++i)
-        std::copy(payloads[i].begin(), payloads[i].end(), out.begin() + entries[i].offset);
-    // The last lump is not padded: the file ends where its data ends.
-    uint64_t end = b.layout->header_size();
-    for (size_t i = 0; i < count; ++i) end = std::max<uint64_t>(end, uint64_t(entries[i].offset) + entries[i].length);
-    out.resize(end);
-    append_bspx(b, out);
+    Bytes& header = out.owned.emplace_back(header_size, 0);
+    write_header(b, entries, header.data());
+    out.add(header);
+    // Lumps in file order, each preceded by the padding that aligns it; the
+    // last lump is not padded: the file ends where its data ends.
+    for (size_t i : order) {
+        if (payloads[i].empty()) continue;
+        out.zeros(uint64_t(entries[i].offset) - out.size);
+        out.add(payloads[i]);
+    }
+    // ericw-tools' BSPX lumps follow the last lump, as they did in the input.
+    if (Bytes tail = bspx_tail(b, out.size); !tail.empty()) out.add(out.owned.emplace_back(std::move(tail)));
+    return out;
+}
+
+Bytes Bsp::serialize(const SaveOptions& options) const {
+    const Impl::Pieces pieces = impl_->lay_out(options);
+    Bytes out;
+    out.reserve(pieces.size);
+    for (const ByteSpan s : pieces.spans) out.insert(out.end(), s.begin(), s.end());
     return out;
 }
 
 void Bsp::save(const std::filesystem::path& path, const SaveOptions& options) const {
-    const Bytes data = serialize(options);
-    write_file_atomic(path, data);
+    const Impl::Pieces pieces = impl_->lay_out(options);
+    write_file_atomic(path, pieces.spans);
 }
 
 }  // namespace bspkit

@@ -1,41 +1,123 @@
 #include <bspkit/error.hpp>
 #include <bspkit/file_io.hpp>
 
+#include "core/file_view.hpp"
+
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <random>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
+#include <vector>
 
 namespace bspkit {
+namespace {
 
-Bytes read_file(const std::filesystem::path& path) {
-    const std::string name = path.string();
-    // fopen() succeeds on a directory and ftell() then gives LONG_MAX: ask first.
-    std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
-    if (!ec && std::filesystem::is_directory(status)) throw Error({name, "", -1}, "is a directory");
-    if (!ec && status.type() != std::filesystem::file_type::regular && status.type() != std::filesystem::file_type::fifo)
-        throw Error({name, "", -1}, "is not a regular file");
-    std::FILE* f = std::fopen(name.c_str(), "rb");
-    if (!f) throw Error({name, "", -1}, std::string("cannot open: ") + std::strerror(errno));
-    Bytes data;
-    if (std::fseek(f, 0, SEEK_END) == 0) {
-        const long size = std::ftell(f);
-        if (size > 0) data.reserve(size_t(size));
-        std::rewind(f);
+[[noreturn]] void fail(const std::string& name, int64_t offset, const std::string& what, int err) {
+    throw Error({name, "", offset}, what + ": " + std::strerror(err));
+}
+
+/// Reads from `fd` until end of file (for files that cannot be mapped).
+Bytes read_all(int fd, const std::string& name, size_t size_hint) {
+    Bytes data(std::max<size_t>(size_hint, 1u << 16));
+    size_t at = 0;
+    for (;;) {
+        if (at == data.size()) data.resize(at + std::max<size_t>(1u << 16, at / 2));
+        const ssize_t n = ::read(fd, data.data() + at, data.size() - at);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            const int err = errno;
+            ::close(fd);
+            fail(name, int64_t(at), "read error", err);
+        }
+        if (n == 0) break;
+        at += size_t(n);
     }
-    uint8_t buffer[1 << 16];
-    size_t got;
-    while ((got = std::fread(buffer, 1, sizeof buffer, f)) > 0) data.insert(data.end(), buffer, buffer + got);
-    const bool failed = std::ferror(f);
-    std::fclose(f);
-    if (failed) throw Error({name, "", int64_t(data.size())}, "read error");
+    data.resize(at);
     return data;
 }
 
+/// Directories and devices are refused by name before reading (a directory
+/// "reads" as an error or garbage, /dev/zero never ends); pipes are read.
+void refuse_unreadable(int fd, const std::string& name, const struct stat& st) {
+    const char* what = S_ISDIR(st.st_mode)                         ? "is a directory"
+                       : !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) ? "is not a regular file"
+                                                                     : nullptr;
+    if (!what) return;
+    ::close(fd);
+    throw Error({name, "", -1}, what);
+}
+
+struct Mapping {
+    void* address = nullptr;
+    size_t size = 0;
+    Mapping(void* a, size_t n) : address(a), size(n) {}
+    Mapping(const Mapping&) = delete;
+    Mapping& operator=(const Mapping&) = delete;
+    ~Mapping() { ::munmap(address, size); }
+};
+
+}  // namespace
+
+Bytes read_file(const std::filesystem::path& path) {
+    const std::string name = path.string();
+    const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail(name, -1, "cannot open", errno);
+    struct stat st {};
+    const bool known = ::fstat(fd, &st) == 0;
+    if (known) refuse_unreadable(fd, name, st);
+    const size_t hint = (known && S_ISREG(st.st_mode)) ? size_t(st.st_size) + 1 : 0;
+    Bytes data = read_all(fd, name, hint);
+    ::close(fd);
+    return data;
+}
+
+FileView own_bytes(Bytes bytes) {
+    auto owner = std::make_shared<const Bytes>(std::move(bytes));
+    const ByteSpan view(*owner);
+    return {view, std::move(owner)};
+}
+
+FileView map_file(const std::filesystem::path& path) {
+    const std::string name = path.string();
+    const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail(name, -1, "cannot open", errno);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        const int err = errno;
+        ::close(fd);
+        fail(name, -1, "cannot stat", err);
+    }
+    refuse_unreadable(fd, name, st);
+    if (!S_ISREG(st.st_mode) || st.st_size == 0) {  // pipes, devices, and files whose size stat does not know
+        Bytes data = read_all(fd, name, 0);
+        ::close(fd);
+        return own_bytes(std::move(data));
+    }
+    const size_t size = size_t(st.st_size);
+    void* address = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (address == MAP_FAILED) {  // e.g. a file system without mmap: read it instead
+        Bytes data = read_all(fd, name, size + 1);
+        ::close(fd);
+        return own_bytes(std::move(data));
+    }
+    ::close(fd);
+    auto owner = std::make_shared<const Mapping>(address, size);
+    return {ByteSpan(static_cast<const uint8_t*>(address), size), std::move(owner)};
+}
+
 void write_file_atomic(const std::filesystem::path& path, ByteSpan data) {
+    const ByteSpan pieces[] = {data};
+    write_file_atomic(path, std::span<const ByteSpan>(pieces));
+}
+
+void write_file_atomic(const std::filesystem::path& path, std::span<const ByteSpan> pieces) {
     const std::string name = path.string();
     std::filesystem::path dir = path.parent_path();
     if (dir.empty()) dir = ".";
@@ -44,28 +126,44 @@ void write_file_atomic(const std::filesystem::path& path, ByteSpan data) {
         dir / ("." + path.filename().string() + ".tmp" + std::to_string(rd() % 1000000));
     const std::string temp_name = temp.string();
     const int fd = ::open(temp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) throw Error({name, "", -1}, std::string("cannot create temporary file: ") + std::strerror(errno));
-    size_t done = 0;
-    while (done < data.size()) {
-        const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (fd < 0) fail(name, -1, "cannot create temporary file", errno);
+    auto give_up = [&](int64_t offset, const std::string& what, int err) {
+        ::close(fd);
+        ::unlink(temp_name.c_str());
+        fail(name, offset, what, err);
+    };
+    // Gather writes of up to IOV_MAX pieces at a time, resumed after short writes.
+    std::vector<iovec> iov;
+    iov.reserve(pieces.size());
+    for (const ByteSpan& p : pieces)
+        if (!p.empty()) iov.push_back({const_cast<uint8_t*>(p.data()), p.size()});
+    int64_t done = 0;
+    size_t first = 0;
+    while (first < iov.size()) {
+        const int count = int(std::min<size_t>(iov.size() - first, IOV_MAX));
+        const ssize_t n = ::writev(fd, iov.data() + first, count);
         if (n < 0) {
             if (errno == EINTR) continue;
-            const int err = errno;
-            ::close(fd);
-            ::unlink(temp_name.c_str());
-            throw Error({name, "", int64_t(done)}, std::string("write failed: ") + std::strerror(err));
+            give_up(done, "write failed", errno);
         }
-        done += size_t(n);
+        done += n;
+        size_t left = size_t(n);
+        while (first < iov.size() && left >= iov[first].iov_len) left -= iov[first++].iov_len;
+        if (left > 0) {
+            iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + left;
+            iov[first].iov_len -= left;
+        }
     }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    if (::fsync(fd) != 0) give_up(-1, "flush failed", errno);
+    if (::close(fd) != 0) {
         const int err = errno;
         ::unlink(temp_name.c_str());
-        throw Error({name, "", -1}, std::string("flush failed: ") + std::strerror(err));
+        fail(name, -1, "flush failed", err);
     }
     if (std::rename(temp_name.c_str(), name.c_str()) != 0) {
         const int err = errno;
         ::unlink(temp_name.c_str());
-        throw Error({name, "", -1}, std::string("cannot rename temporary file: ") + std::strerror(err));
+        fail(name, -1, "cannot rename temporary file", err);
     }
 }
 

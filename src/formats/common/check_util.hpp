@@ -35,34 +35,23 @@ public:
     }
 
     /// `value` must index one of `count` records of `target` (or be -1 when
-    /// `allow_none`). Returns whether it does.
+    /// `allow_none`). Returns whether it does. The test is inline (it runs
+    /// for every field of every record); the finding is made out of line.
     bool index(std::string_view lump, int64_t record, std::string_view field, int64_t value, size_t count,
                std::string_view target, bool allow_none = false) {
-        if (allow_none && value == -1) return true;
-        if (value >= 0 && uint64_t(value) < count) return true;
-        error(lump, record, field,
-              std::string(field) + " " + std::to_string(value) + " is out of range: " + std::string(target) + " has " +
-                  std::to_string(count) + " records");
+        if ((allow_none && value == -1) || (value >= 0 && uint64_t(value) < count)) [[likely]]
+            return true;
+        index_error(lump, record, field, value, count, target);
         return false;
     }
 
     /// [first, first + num) must lie inside the `count` records of `target`.
     bool range(std::string_view lump, int64_t record, std::string_view first_field, int64_t first,
                std::string_view num_field, int64_t num, size_t count, std::string_view target) {
-        if (first >= 0 && num >= 0 && uint64_t(first) + uint64_t(num) <= count) return true;
+        if (first >= 0 && num >= 0 && uint64_t(first) + uint64_t(num) <= count) [[likely]]
+            return true;
         if (num == 0 && first >= 0 && uint64_t(first) <= count) return true;
-        std::string msg;
-        if (num < 0)
-            msg = std::string(num_field) + " " + std::to_string(num) + " is negative";
-        else if (first < 0)
-            msg = std::string(first_field) + " " + std::to_string(first) + " is negative";
-        else
-            msg = std::string(first_field) + " " + std::to_string(first) + " + " + std::string(num_field) + " " +
-                  std::to_string(num) + " = " + std::to_string(first + num) + " runs past the " +
-                  std::to_string(count) + " records of " + std::string(target);
-        // Blame the count when the start is fine and the count runs over.
-        const bool blame_num = num < 0 || (first >= 0 && uint64_t(first) <= count);
-        error(lump, record, blame_num ? num_field : first_field, msg);
+        range_error(lump, record, first_field, first, num_field, num, count, target);
         return false;
     }
 
@@ -116,6 +105,30 @@ public:
     }
 
 private:
+    [[gnu::cold, gnu::noinline]] void index_error(std::string_view lump, int64_t record, std::string_view field,
+                                                  int64_t value, size_t count, std::string_view target) {
+        error(lump, record, field,
+              std::string(field) + " " + std::to_string(value) + " is out of range: " + std::string(target) + " has " +
+                  std::to_string(count) + " records");
+    }
+
+    [[gnu::cold, gnu::noinline]] void range_error(std::string_view lump, int64_t record, std::string_view first_field,
+                                                  int64_t first, std::string_view num_field, int64_t num, size_t count,
+                                                  std::string_view target) {
+        std::string msg;
+        if (num < 0)
+            msg = std::string(num_field) + " " + std::to_string(num) + " is negative";
+        else if (first < 0)
+            msg = std::string(first_field) + " " + std::to_string(first) + " is negative";
+        else
+            msg = std::string(first_field) + " " + std::to_string(first) + " + " + std::string(num_field) + " " +
+                  std::to_string(num) + " = " + std::to_string(first + num) + " runs past the " +
+                  std::to_string(count) + " records of " + std::string(target);
+        // Blame the count when the start is fine and the count runs over.
+        const bool blame_num = num < 0 || (first >= 0 && uint64_t(first) <= count);
+        error(lump, record, blame_num ? num_field : first_field, msg);
+    }
+
     void add(Severity s, std::string_view lump, int64_t record, std::string_view field, std::string message) {
         auto& n = seen_[{s, std::string(lump), std::string(field)}];
         if (n++ >= per_kind_) {

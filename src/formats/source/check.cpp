@@ -23,9 +23,16 @@ constexpr size_t kMaxFindingsPerField = 20;
 class Checker : public checks::Checker {
 public:
     Checker(const Bsp& bsp, const Map& map, CheckReport& report)
-        : checks::Checker(report, kMaxFindingsPerField), bsp_(bsp), map_(map) {}
+        : checks::Checker(report, kMaxFindingsPerField), bsp_(bsp), map_(map) {
+        for (size_t i = 0; i < bsp.lump_count(); ++i) names_.emplace_back(bsp.lump_name(i));
+    }
 
-    std::string name(size_t lump) const { return std::string(bsp_.lump_name(lump)); }
+    /// Lump names made once: the checks name lumps in every record's call.
+    const std::string& name(size_t lump) const {
+        if (lump < names_.size()) return names_[lump];
+        static const std::string none;
+        return none;
+    }
 
     /// An empty range references nothing, wherever it starts: vrad leaves
     /// firstAmbientSample past the end for leafs without samples and detail
@@ -53,6 +60,9 @@ public:
 
     const Bsp& bsp_;
     const Map& map_;
+
+private:
+    std::vector<std::string> names_;
 };
 
 // --- geometry ---------------------------------------------------------------
@@ -62,7 +72,7 @@ void check_edges(Checker& c) {
     const size_t verts = c.map_.vertexes().size();
     const std::string lump = c.name(lump::edges), target = c.name(lump::vertexes);
     for (size_t i = 0; i < edges.size(); ++i)
-        for (int k = 0; k < 2; ++k) c.index(lump, int64_t(i), "v[" + std::to_string(k) + "]", edges[i].v[k], verts, target);
+        for (int k = 0; k < 2; ++k) c.index(lump, int64_t(i), k ? "v[1]" : "v[0]", edges[i].v[k], verts, target);
 }
 
 void check_surfedges(Checker& c) {
@@ -292,13 +302,13 @@ void check_tree(Checker& c) {
         c.index(nl, r, "planenum", n.planenum, planes, c.name(lump::planes));
         for (int k = 0; k < 2; ++k) {
             const int64_t child = n.children[k];
-            const std::string field = "children[" + std::to_string(k) + "]";
+            const std::string_view field = k ? "children[1]" : "children[0]";
             if (child >= 0) {
                 if (c.index(nl, r, field, child, nodes.size(), nl) && size_t(child) == i)
-                    c.error(nl, r, field, field + " is the node itself");
+                    c.error(nl, r, field, std::string(field) + " is the node itself");
             } else if (uint64_t(-1 - child) >= leafs.size()) {
                 c.error(nl, r, field,
-                        field + " " + std::to_string(child) + " names leaf " + std::to_string(-1 - child) + ": " + ll +
+                        std::string(field) + " " + std::to_string(child) + " names leaf " + std::to_string(-1 - child) + ": " + ll +
                             " has " + std::to_string(leafs.size()) + " records");
             }
         }
@@ -438,6 +448,15 @@ void check_displacements(Checker& c) {
     const auto faces = face_lump == lump::faces ? m.faces() : m.faces_hdr();
     const size_t alphas = c.bsp_.decoded_length(lump::disp_lightmap_alphas);
     const size_t samples = c.bsp_.decoded_length(lump::disp_lightmap_sample_positions);
+    // Field names of the neighbour checks, made once rather than per displacement.
+    std::string edge_field[4][2], corner_field[4], corner_neighbor_field[4][MAX_DISP_CORNER_NEIGHBORS];
+    for (int e = 0; e < 4; ++e) {
+        for (int s = 0; s < 2; ++s)
+            edge_field[e][s] = "EdgeNeighbors[" + std::to_string(e) + "].m_SubNeighbors[" + std::to_string(s) + "].m_iNeighbor";
+        corner_field[e] = "CornerNeighbors[" + std::to_string(e) + "]";
+        for (int j = 0; j < MAX_DISP_CORNER_NEIGHBORS; ++j)
+            corner_neighbor_field[e][j] = corner_field[e] + ".m_Neighbors[" + std::to_string(j) + "]";
+    }
     for (size_t i = 0; i < disp.size(); ++i) {
         const ddispinfo_t& d = disp[i];
         const int64_t r = int64_t(i);
@@ -466,18 +485,17 @@ void check_displacements(Checker& c) {
             for (int s = 0; s < 2; ++s) {
                 const uint16_t n = d.EdgeNeighbors[e].m_SubNeighbors[s].m_iNeighbor;
                 if (n != 0xffff)
-                    c.index(dl, r, "EdgeNeighbors[" + std::to_string(e) + "].m_SubNeighbors[" + std::to_string(s) + "].m_iNeighbor",
-                            n, disp.size(), dl);
+                    c.index(dl, r, edge_field[e][s], n, disp.size(), dl);
             }
         for (int k = 0; k < 4; ++k) {
             const CDispCornerNeighbors& cn = d.CornerNeighbors[k];
-            const std::string field = "CornerNeighbors[" + std::to_string(k) + "]";
+            const std::string& field = corner_field[k];
             if (cn.m_nNeighbors > MAX_DISP_CORNER_NEIGHBORS) {
                 c.error(dl, r, field + ".m_nNeighbors", "m_nNeighbors " + std::to_string(cn.m_nNeighbors) + " exceeds 4");
                 continue;
             }
             for (int j = 0; j < cn.m_nNeighbors; ++j)
-                c.index(dl, r, field + ".m_Neighbors[" + std::to_string(j) + "]", cn.m_Neighbors[j], disp.size(), dl);
+                c.index(dl, r, corner_neighbor_field[k][j], cn.m_Neighbors[j], disp.size(), dl);
         }
     }
     // Faces that say they are displacements must be named back.
