@@ -18,7 +18,11 @@ DEBIAN_PACKAGES = build-essential cmake pkg-config git \
   liblzma-dev libzip-dev libpng-dev libfmt-dev libcli11-dev nlohmann-json3-dev \
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
 
-.PHONY: all deps demo build test test-sanitize bench fuzz clean
+# Debian packages only the tests need (not `make demo`): the browser test renders exports in
+# headless Chromium with three.js (tools/render-check, pinned by its package-lock.json).
+DEBIAN_TEST_PACKAGES = chromium nodejs npm
+
+.PHONY: all deps test-deps demo build test test-sanitize bench fuzz clean
 
 all: build
 
@@ -43,6 +47,20 @@ deps:
 	  (cd tools/gltf-validator && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
 	fi
 
+test-deps:
+	@missing=""; for p in $(DEBIAN_TEST_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages for the tests:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@if [ ! -f tools/render-check/node_modules/three/package.json ]; then \
+	  echo "installing three.js for the browser test (npm ci in tools/render-check)"; \
+	  (cd tools/render-check && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
+	fi
+
 $(BUILD_DIR)/release/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD_DIR)/release -DCMAKE_BUILD_TYPE=Release -DBSPKIT_TESTS=OFF -DBSPKIT_BENCH=OFF $(CMAKE_FLAGS)
 
@@ -56,7 +74,7 @@ demo: deps $(BUILD_DIR)/release/CMakeCache.txt
 	@$(BUILD_DIR)/release/bspkit repack $(BUILD_DIR)/demo/sample_source.bsp --compress -o $(BUILD_DIR)/demo/packed.bsp
 	@$(BUILD_DIR)/release/bspkit info $(BUILD_DIR)/demo/packed.bsp | head -12
 
-build: deps
+build: deps test-deps
 	cmake -S . -B $(BUILD_DIR)/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBSPKIT_CORPUS=$(CORPUS) $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR)/test -j$(JOBS)
 
