@@ -671,7 +671,7 @@ TEST(Gltf, SafeNamesStayInTheDirectory) {
 TEST(Obj, CountsMatchTheModelAndIndicesAreInRange) {
     const fs::path dir = test::temp_dir("obj");
     const model::Map map = test_map();
-    const exporter::Summary s = exporter::write_obj(map, dir / "map.obj");
+    const exporter::Summary s = exporter::write_obj(map, dir / "map.obj", separate());  // no baked texture
     EXPECT_EQ(s.files.back(), dir / "map.obj");
     const std::string text = read_text(dir / "map.obj");
     const auto c = test::ObjCounts::parse(text);
@@ -706,7 +706,7 @@ TEST(Obj, CountsMatchTheModelAndIndicesAreInRange) {
     EXPECT_EQ(test::obj_triangles(c), want);
     EXPECT_EQ(s.vertices, vertices);
     EXPECT_EQ(s.triangles, triangles);
-    // usemtl per (model, material): world wall (lit and unlit merged), sky, water; door window; fence.
+    // usemtl per (model, material): world wall (lit and unlit merged: no baking), sky, water; door window; fence.
     EXPECT_EQ(c.usemtl, 5u);
     EXPECT_EQ(text.find("usemtl common"), std::string::npos);
 
