@@ -20,9 +20,11 @@ DEBIAN_PACKAGES = build-essential cmake pkg-config git \
 # Debian packages only the tests, benchmarks and fuzzers need (`make build` / `make test`): add test-only
 # tools here (a browser for render tests, ...). nodejs + npm run the npm tools of `test-deps`.
 # libzip is the tests' independent zip reader (the library has its own).
-TEST_DEBIAN_PACKAGES = libzip-dev libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev nodejs npm
+TEST_DEBIAN_PACKAGES = libzip-dev libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev nodejs npm \
+  chromium
 # npm tools the tests run, one folder under tools/ each, pinned by its package-lock.json (`npm ci`).
-TEST_NPM_TOOLS = tools/gltf-validator
+# tools/render-check: three.js, for the browser test that renders exports in headless chromium.
+TEST_NPM_TOOLS = tools/gltf-validator tools/render-check
 # Only `make bench` installs these: Embree 3 is query_bench's anchor (optional at build time).
 BENCH_PACKAGES = libembree-dev
 
@@ -56,6 +58,7 @@ test-deps: deps
 	    (cd $$t && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
 	  fi; \
 	done
+
 
 $(BUILD_DIR)/release/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD_DIR)/release -DCMAKE_BUILD_TYPE=Release -DBSPKIT_TESTS=OFF -DBSPKIT_BENCH=OFF $(CMAKE_FLAGS)

@@ -33,16 +33,25 @@ const fs::path& out_dir() {
     return dir;
 }
 
-model::BuildOptions build_options(exporter::FileFormat format) {
+/// What `bspkit export` builds for an output format and lighting mode.
+model::BuildOptions build_options(exporter::FileFormat format, exporter::Lighting lighting) {
     model::BuildOptions o;
-    o.lightmaps = format != exporter::FileFormat::obj;  // as `bspkit export` does
+    o.lightmaps = lighting == exporter::Lighting::baked ||
+                  (lighting == exporter::Lighting::separate && format != exporter::FileFormat::obj);
+    return o;
+}
+
+exporter::Options export_options(exporter::Lighting lighting) {
+    exporter::Options o;
+    o.lighting = lighting;
     return o;
 }
 
 /// The model, or nullopt after reporting why the family is skipped.
-std::optional<model::Map> try_build(benchmark::State& state, const fs::path& path, exporter::FileFormat format) {
+std::optional<model::Map> try_build(benchmark::State& state, const fs::path& path, exporter::FileFormat format,
+                                    exporter::Lighting lighting) {
     try {
-        return model::build(Bsp::open(path), build_options(format));
+        return model::build(Bsp::open(path), build_options(format, lighting));
     } catch (const std::exception& e) {
         std::fprintf(stderr, "export_bench: skipping %s: its geometry builder fails: %s\n", path.string().c_str(),
                      e.what());
@@ -51,44 +60,52 @@ std::optional<model::Map> try_build(benchmark::State& state, const fs::path& pat
     }
 }
 
-void export_whole(benchmark::State& state, const std::string& relpath, exporter::FileFormat format) {
+void export_whole(benchmark::State& state, const std::string& relpath, exporter::FileFormat format,
+                  exporter::Lighting lighting) {
     const auto path = bench::corpus(relpath);
-    if (!try_build(state, path, format)) return;
+    if (!try_build(state, path, format, lighting)) return;
     const double floor = bench::plain_read_seconds(path);
     const fs::path out = out_dir() / (format == exporter::FileFormat::obj ? "whole.obj" : "whole.glb");
     exporter::Summary summary;
     const auto start = std::chrono::steady_clock::now();
     for (auto _ : state) {
         const Bsp bsp = Bsp::open(path);
-        const model::Map map = model::build(bsp, build_options(format));
-        summary = exporter::write(map, out);
+        const model::Map map = model::build(bsp, build_options(format, lighting));
+        summary = exporter::write(map, out, export_options(lighting));
     }
     bench::report_ratio(state, path, floor, bench::seconds_since(start));
     state.counters["triangles"] = double(summary.triangles);
     state.counters["out_MB"] = double(fs::file_size(out)) / 1e6;
 }
 
-void write_only(benchmark::State& state, const std::string& relpath, exporter::FileFormat format) {
+void write_only(benchmark::State& state, const std::string& relpath, exporter::FileFormat format,
+                exporter::Lighting lighting) {
     const auto path = bench::corpus(relpath);
-    const auto map = try_build(state, path, format);
+    const auto map = try_build(state, path, format, lighting);
     if (!map) return;
     const double floor = bench::plain_read_seconds(path);
     const fs::path out = out_dir() / (format == exporter::FileFormat::obj ? "only.obj" : "only.glb");
     const auto start = std::chrono::steady_clock::now();
-    for (auto _ : state) benchmark::DoNotOptimize(exporter::write(*map, out).triangles);
+    for (auto _ : state) benchmark::DoNotOptimize(exporter::write(*map, out, export_options(lighting)).triangles);
     bench::report_ratio(state, path, floor, bench::seconds_since(start));
 }
 
 constexpr auto kGlb = exporter::FileFormat::glb;
 constexpr auto kObj = exporter::FileFormat::obj;
+constexpr auto kBaked = exporter::Lighting::baked;        // the default: texture x light rasterised
+constexpr auto kSeparate = exporter::Lighting::separate;  // the atlas as is (no baking)
 
 }  // namespace
 
-#define FAMILY(name, path)                                                                                        \
-    BENCHMARK_CAPTURE(export_whole, glb_##name, path, kGlb)->UseRealTime()->Unit(benchmark::kMillisecond);        \
-    BENCHMARK_CAPTURE(export_whole, obj_##name, path, kObj)->UseRealTime()->Unit(benchmark::kMillisecond);        \
-    BENCHMARK_CAPTURE(write_only, glb_##name, path, kGlb)->UseRealTime()->Unit(benchmark::kMillisecond);          \
-    BENCHMARK_CAPTURE(write_only, obj_##name, path, kObj)->UseRealTime()->Unit(benchmark::kMillisecond)
+#define RUN(kind, name, path, format, lighting) \
+    BENCHMARK_CAPTURE(kind, name, path, format, lighting)->UseRealTime()->Unit(benchmark::kMillisecond)
+#define FAMILY(name, path)                                \
+    RUN(export_whole, glb_baked_##name, path, kGlb, kBaked);       \
+    RUN(export_whole, glb_separate_##name, path, kGlb, kSeparate); \
+    RUN(export_whole, obj_baked_##name, path, kObj, kBaked);       \
+    RUN(write_only, glb_baked_##name, path, kGlb, kBaked);         \
+    RUN(write_only, glb_separate_##name, path, kGlb, kSeparate);   \
+    RUN(write_only, obj_baked_##name, path, kObj, kBaked)
 
 FAMILY(quake1, "q1_v29/pd_change_dest.bsp");
 FAMILY(bsp2, "q1_bsp2/rmq_mp_lobby.bsp");

@@ -118,7 +118,7 @@ inline void geometry_and_export(const uint8_t* data, size_t size) {
         const model::Map map = model::build(*bsp, build);
         exporter::Options options;
         options.textures = false;
-        options.lightmaps = false;
+        options.lighting = exporter::Lighting::none;
         (void)exporter::build_gltf(map, options, /*binary=*/true);
     });
 }

@@ -28,15 +28,47 @@
 //     embeds the texture (PNG, in the .glb's binary chunk, or files beside a
 //     .gltf); metallic 0 / roughness 1; alphaMode MASK for kAlphaTest, BLEND
 //     for kTranslucent; KHR_materials_unlit for kSky and kUnlit materials.
-//   - Lightmaps: the pages of every light style added up
-//     (model::combined_lightmap: all lights on at normal brightness) as one
-//     RGB PNG texture, used by lit materials as `occlusionTexture` with
-//     texCoord 1 (viewers darken ambient light with its red channel) and named
-//     in the material's extras: `extras.lightmap` = {"texture": T,
-//     "texCoord": 1, "styles": "all"}. The full RGB lightmap is that texture;
-//     renderers that know the convention multiply the base colour by it. The
-//     separate pages per style are written by `bspkit lightmaps`.
-//
+//   - Lighting (Options::lighting), from the pages of every light style added
+//     up (model::combined_lightmap: all lights on at normal brightness):
+//     * baked (the default): the map looks lit as in its game in any stock
+//       viewer with no scene lights. Every material is unlit
+//       (KHR_materials_unlit, which three.js and Blender import). Lit
+//       primitives use one "baked" RGB(A) texture on TEXCOORD_1 (the atlas
+//       UVs) as baseColorTexture: each lit triangle rasterised into the atlas
+//       layout at `bake_texels_per_luxel` texels per luxel, every texel the
+//       material's texture (sampled at the interpolated TEXCOORD_0, from a box
+//       filtered mip level matching the texel's footprint) times the light, as
+//       the engine shows it (see "Engine light" below), with the texture's
+//       alpha; untextured lit materials (textures the map does not embed) get
+//       the light alone in the texture and a flat grey baseColorFactor (sRGB
+//       0.5, about the mean of game textures: white would show the overbright
+//       light itself, washed out). When no lit material has
+//       a texture the baked image is the shaded atlas itself (1 texel per
+//       luxel). Uncovered texels next to covered ones are filled from them
+//       (two rings) so bilinear filtering does not bleed black. Lit
+//       primitives carry no COLOR_0 in this mode (Quake 3 vertex colours are
+//       the vertex-lit fallback, not a factor of the lightmap); unlit ones
+//       (sky, water, fullbright, vertex-lit) keep their texture and colours.
+//       extras.lightmap = {"texture": T, "texCoord": 1, "styles": "all",
+//       "baked": true, "texels_per_luxel": K, "scale": S, "exposure": EV}.
+//     * separate: the data for people who relight (as before the baked mode):
+//       PBR materials, the combined atlas (times 2^exposure only, no engine
+//       scale) as one RGB PNG used as `occlusionTexture` with texCoord 1 and
+//       named in extras.lightmap = {"texture": T, "texCoord": 1, "styles":
+//       "all", "scale": S}; S is the engine's light scale to multiply by.
+//     * none: no lightmap, no TEXCOORD_1; PBR materials (sky and unlit ones
+//       unlit). The separate pages per style are written by `bspkit lightmaps`.
+//   - Engine light ("overbright"), applied to the lightmap before the baked
+//     multiplication, per format (each a comment in src/export/lighting.cpp):
+//     Quake 1 / BSP2 and Quake 2 x2 (a luxel of 128 is the texture as drawn,
+//     the software renderers' colormap brightens up to 2x); GoldSrc and
+//     Nightfire the engine's light gamma curve (lightgamma 2.5, brightness
+//     1, gamma 2.5); Quake 3 x4 with the hue kept when a channel passes 255
+//     (r_mapOverBrightBits 2 without hardware gamma); Source x1 (the model
+//     already turned ColorRGBExp32 into display values). Then the exposure:
+//     every light value times 2^exposure (EV steps of the displayed value),
+//     clamped to 255.
+//   - Options::sky false drops kSky surfaces (counted as skipped).
 // What is skipped (Options says which are kept)
 //   - surfaces whose material has kNodraw (nodraw, skip, hint, caulk, origin);
 //   - surfaces whose material has kTrigger or kClip, unless tool_surfaces;
@@ -57,18 +89,20 @@
 //   (x, z, -y) with `y_up`. `scale` 0.0254 turns Quake units (inches) into metres.
 //
 // OBJ specifics
+//   With Lighting::baked, lit groups use the baked texture as map_Kd (their vt
+//   are the atlas UVs) and unlit groups their own texture; otherwise no lightmap.
 //   One `o` group per model with something drawn, one `usemtl` per material; every vertex written
 //   as v / vt / vn (vt flipped to OBJ's bottom-left origin: v' = 1 - v);
 //   faces as "f a/a/a b/b/b c/c/c". The .mtl beside it names each material
-//   (newmtl, sanitised to [A-Za-z0-9_-] and made unique), with map_Kd (and
+//   (newmtl, sanitised to safe_name() and made unique), with map_Kd (and
 //   map_d for alpha-tested ones) pointing at PNG files written beside the
-//   .obj. Lightmaps, entities and props are not written to OBJ (one UV set, no
+//   .obj. Entities, props and the separate lightmap are not written to OBJ (one UV set, no
 //   nodes): use glTF for those.
 //
 // Files: every file is written to a temporary file in the output's directory
 // and renamed (write_file_atomic). Files beside the output are named
-// "<stem>.bin", "<stem>.mtl", "<stem>_<name>.png", "<stem>_lightmap.png",
-// with names sanitised to [A-Za-z0-9_-]: nothing is written outside the
+// "<stem>.bin", "<stem>.mtl", "<stem>_<name>.png", "<stem>_lightmap.png", "<stem>_baked.png",
+// with names sanitised by safe_name(); a missing output directory is created; nothing is written outside the
 // output's directory.
 #pragma once
 
@@ -88,6 +122,9 @@ namespace bspkit::exporter {
 
 enum class FileFormat : uint8_t { glb, gltf, obj };
 
+/// How the lightmaps are written (see "Lighting" above).
+enum class Lighting : uint8_t { baked, separate, none };
+
 /// The format an output path asks for by its extension (case-insensitive
 /// .glb / .gltf / .obj), nullopt for any other.
 std::optional<FileFormat> format_for_path(const std::filesystem::path& path);
@@ -96,7 +133,11 @@ struct Options {
     bool all_models = true;                 ///< false: the world (model 0) only
     std::vector<std::string> skip_classes;  ///< globs on entity classnames whose brush models are skipped
     bool tool_surfaces = false;             ///< keep kTrigger / kClip surfaces
-    bool lightmaps = true;                  ///< glTF: lightmap atlas + TEXCOORD_1
+    Lighting lighting = Lighting::baked;    ///< baked: unlit, texture x light; separate: atlas on TEXCOORD_1; none
+    double exposure = 0;                    ///< EV: light values times 2^exposure (finite, -16..16)
+    uint32_t bake_texels_per_luxel = 0;     ///< baked texture density; 0: up to 4 while it fits bake_max_size
+    uint32_t bake_max_size = 4096;          ///< largest side of the baked texture (the density is lowered to fit)
+    bool sky = true;                        ///< false: drop kSky surfaces
     bool textures = true;                   ///< embed / write the map's textures
     float scale = 1;                        ///< multiplies every coordinate (> 0)
     bool y_up = false;                      ///< rotate the data itself from Z-up to Y-up
@@ -146,8 +187,10 @@ Summary write_obj(const model::Map& map, const std::filesystem::path& path, cons
 /// extension other than .glb, .gltf or .obj.
 Summary write(const model::Map& map, const std::filesystem::path& path, const Options& options = {});
 
-/// Sanitises a name for a file or an OBJ material: [A-Za-z0-9_-] kept, any
-/// other byte becomes '_', at most 64 characters, "unnamed" when empty.
+/// Sanitises a name for a file or an OBJ material: [A-Za-z0-9_+-] kept, '*'
+/// becomes '#' (the Quake engines' convention for external texture files:
+/// "*water0" -> "#water0", "+0slip" stays), any other byte becomes '_', at
+/// most 64 characters, "unnamed" when empty. URIs in .gltf percent-encode '#'.
 std::string safe_name(std::string_view name);
 
 /// The rotation of a Source QAngle (pitch, yaw, roll in degrees) as a unit

@@ -1,4 +1,5 @@
 // bspkit export FILE -o OUT.glb|OUT.gltf|OUT.obj [--models world|all] [--skip CLASSES]
+//                    [--lighting baked|separate|none] [--exposure EV] [--bake-density N] [--no-sky]
 //                    [--no-lightmaps] [--no-textures] [--tools] [--scale S] [--y-up] [--json]
 #include "common.hpp"
 #include "texture_search.hpp"
@@ -82,6 +83,10 @@ struct Args {
     std::string file, out, models = "all";
     std::vector<std::string> skip;
     bool no_lightmaps = false, no_textures = false, tools = false, y_up = false, json = false, hdr = false;
+    std::string lighting = "baked";
+    double exposure = 0;
+    uint32_t bake_density = 0;
+    bool no_sky = false;
     float scale = 1;
     std::string patch_level = "adaptive";
     TextureSearchArgs texture_search;
@@ -112,7 +117,14 @@ int run_export(const Args& a) {
             start = comma + 1;
         }
     }
-    options.lightmaps = !a.no_lightmaps;
+    options.lighting = a.no_lightmaps || a.lighting == "none" ? exporter::Lighting::none
+                       : a.lighting == "separate"            ? exporter::Lighting::separate
+                                                             : exporter::Lighting::baked;
+    if (!std::isfinite(a.exposure) || std::fabs(a.exposure) > 16)
+        throw UsageError("--exposure must be a number of EV from -16 to 16");
+    options.exposure = a.exposure;
+    options.bake_texels_per_luxel = a.bake_density;
+    options.sky = !a.no_sky;
     options.textures = !a.no_textures;
     options.tool_surfaces = a.tools;
     options.scale = a.scale;
@@ -122,7 +134,8 @@ int run_export(const Args& a) {
     const Bsp bsp = open_for_geometry(a.file);
     progress.set("building", -1);
     model::BuildOptions build;
-    build.lightmaps = options.lightmaps && *format != exporter::FileFormat::obj;
+    build.lightmaps = options.lighting == exporter::Lighting::baked ||
+                      (options.lighting == exporter::Lighting::separate && *format != exporter::FileFormat::obj);
     build.textures = options.textures;
     build.all_models = options.all_models;
     build.patch_level = patch_level;
@@ -165,8 +178,9 @@ void add_export(CLI::App& app, Action& action) {
         "export",
         "Export the geometry to glTF 2.0 (.glb / .gltf) or Wavefront OBJ (.obj), chosen by the output's extension.\n"
         "glTF: a node per model, entities (key/values in extras) and static props as nodes, embedded textures,\n"
-        "the style-0 lightmap atlas as occlusionTexture on TEXCOORD_1; Y-up for viewers (a root rotation, or\n"
-        "--y-up to convert the data). OBJ: map coordinates (Z-up unless --y-up), .mtl and PNG textures beside it.\n"
+        "lit as in the game with no scene lights (--lighting baked: unlit materials, texture x lightmap baked on\n"
+        "TEXCOORD_1); Y-up for viewers (a root rotation, or --y-up to convert the data).\n"
+        "OBJ: map coordinates (Z-up unless --y-up), .mtl and PNG textures (the baked one for lit surfaces) beside it.\n"
         "Skipped: nodraw surfaces, trigger and clip surfaces (unless --tools), billboards.");
     auto a = std::make_shared<Args>();
     cmd->add_option("FILE", a->file, "BSP file")->required();
@@ -175,7 +189,18 @@ void add_export(CLI::App& app, Action& action) {
         ->check(CLI::IsMember({"world", "all"}));
     cmd->add_option("--skip", a->skip,
                     "Comma-separated entity classnames (globs, e.g. trigger_*) whose brush models are skipped");
-    cmd->add_flag("--no-lightmaps", a->no_lightmaps, "glTF: no lightmap atlas and no TEXCOORD_1");
+    cmd->add_option("--lighting", a->lighting,
+                    "baked (default): unlit materials, texture x light as the engine shows it, baked into one\n"
+                    "texture on the lightmap UVs; separate: PBR materials + the lightmap atlas on TEXCOORD_1\n"
+                    "(occlusionTexture) for relighting; none: no lightmap")
+        ->check(CLI::IsMember({"baked", "separate", "none"}));
+    cmd->add_option("--exposure", a->exposure,
+                    "Light values times 2^EV (e.g. 2 for a dark HDR map; applied after the engine's overbright)");
+    cmd->add_option("--bake-density", a->bake_density,
+                    "Baked texels per luxel (default: up to 4 while the texture stays within 4096 texels)")
+        ->check(CLI::Range(1, 64));
+    cmd->add_flag("--no-sky", a->no_sky, "Drop sky surfaces (so the map can be seen from above)");
+    cmd->add_flag("--no-lightmaps", a->no_lightmaps, "Same as --lighting none");
     cmd->add_flag("--hdr", a->hdr, "Source: lightmaps from the HDR lighting lump when the map has one");
     cmd->add_flag("--no-textures", a->no_textures, "Do not write the map's embedded textures");
     cmd->add_flag("--tools", a->tools, "Keep trigger and clip surfaces");

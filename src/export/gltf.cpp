@@ -4,6 +4,7 @@
 // COLOR_0) shared by every primitive's accessors (hence byteStride), one
 // for all indices, then one per embedded image.
 #include "images.hpp"
+#include "lighting.hpp"
 #include "selection.hpp"
 
 #include <bspkit/entities.hpp>
@@ -83,7 +84,7 @@ public:
         GltfAsset asset;
         asset.summary = summary_;
         if (!binary_ && !bin_.empty()) {
-            doc_["buffers"] = json::array({{{"byteLength", bin_.size()}, {"uri", std::string(stem_) + ".bin"}}});
+            doc_["buffers"] = json::array({{{"byteLength", bin_.size()}, {"uri", detail::uri_of(std::string(stem_) + ".bin")}}});
             files_.insert(files_.begin(), {std::string(stem_) + ".bin", std::move(bin_)});
             bin_.clear();
         } else if (!bin_.empty()) {
@@ -149,7 +150,19 @@ private:
                     }
                 }
         }
-        images_ = detail::encode_images_async(map_, std::move(textures), selection_.lightmap.get(), options_.png_compression);
+        bool lit = false;
+        for (const auto& sm : selection_.models)
+            for (const auto& g : sm.groups) lit = lit || g.lit;
+        const bool baked = lit && options_.lighting == Lighting::baked;
+        std::function<model::Texture()> bake;
+        if (baked)
+            bake = [this] {  // on the image thread; texels_per_luxel_ is read after images_.get()
+                detail::Baked b = detail::bake(map_, selection_, *selection_.lightmap, options_);
+                texels_per_luxel_ = b.texels_per_luxel;
+                return std::move(b.image);
+            };
+        images_ = detail::encode_images_async(map_, std::move(textures), baked ? nullptr : selection_.lightmap.get(),
+                                              std::move(bake), options_.png_compression);
     }
 
     void fill_geometry() {
@@ -277,10 +290,9 @@ private:
             return id;
         };
         json gl_images = json::array(), textures = json::array();
-        std::map<int32_t, int> texture_of;  // Map::textures index (-1: lightmap) -> glTF texture
+        std::map<int32_t, int> texture_of;  // Map::textures index (or kLightmapImage, kBakedImage) -> glTF texture
         for (detail::Image& img : images) {
-            json image = {{"name", bytes_to_utf8(img.texture >= 0 ? map_.textures[size_t(img.texture)].name
-                                                                  : std::string("lightmap"))},
+            json image = {{"name", img.texture >= 0 ? bytes_to_utf8(map_.textures[size_t(img.texture)].name) : img.name},
                           {"mimeType", "image/png"}};
             if (binary_) {
                 const size_t at = (bin_.size() + 3) & ~size_t(3);
@@ -290,7 +302,7 @@ private:
                 buffer_views_.push_back({{"buffer", 0}, {"byteOffset", at}, {"byteLength", img.png.size()}});
             } else {
                 const std::string file = std::string(stem_) + "_" + img.name + ".png";
-                image["uri"] = file;
+                image["uri"] = detail::uri_of(file);
                 files_.emplace_back(file, std::move(img.png));
             }
             texture_of[img.texture] = int(textures.size());
@@ -299,6 +311,7 @@ private:
         }
         summary_.images = images.size();
         // Materials, now that texture indices are known.
+        const bool baked = options_.lighting == Lighting::baked;
         bool unlit_used = false;
         for (size_t i = 0; i < materials_.size(); ++i) {
             const auto [index, lit] = material_keys_[i];
@@ -307,13 +320,26 @@ private:
             if (options_.textures && mat.texture >= 0)
                 if (auto it = texture_of.find(mat.texture); it != texture_of.end())
                     pbr["baseColorTexture"] = {{"index", it->second}};
+            if (lit && baked && !pbr.contains("baseColorTexture")) {
+                const double grey = detail::srgb_to_linear(detail::kUntexturedAlbedo);
+                pbr["baseColorFactor"] = {grey, grey, grey, 1.0};  // the flat colour times the baked light
+            }
             json m = {{"name", bytes_to_utf8(mat.name)}, {"pbrMetallicRoughness", std::move(pbr)}};
             json extras = {{"material", index}, {"flags", detail::flag_names(mat.flags)}};
             if (mat.width && mat.height) extras["size"] = {mat.width, mat.height};
-            if (lit) {
-                const int lightmap = texture_of.at(-1);
+            if (lit && baked) {
+                const int texture = texture_of.at(detail::kBakedImage);
+                m["pbrMetallicRoughness"]["baseColorTexture"] = {{"index", texture}, {"texCoord", 1}};
+                extras["lightmap"] = {{"texture", texture}, {"texCoord", 1}, {"styles", "all"}, {"baked", true},
+                                      {"texels_per_luxel", texels_per_luxel_},
+                                      {"scale", detail::engine_light_scale(map_.format)},
+                                      {"exposure", options_.exposure}};
+            } else if (lit) {
+                const int lightmap = texture_of.at(detail::kLightmapImage);
                 m["occlusionTexture"] = {{"index", lightmap}, {"texCoord", 1}};
-                extras["lightmap"] = {{"texture", lightmap}, {"texCoord", 1}, {"styles", "all"}};
+                extras["lightmap"] = {{"texture", lightmap}, {"texCoord", 1}, {"styles", "all"},
+                                      {"scale", detail::engine_light_scale(map_.format)},
+                                      {"exposure", options_.exposure}};
             }
             if (mat.flags & model::kAlphaTest) {
                 m["alphaMode"] = "MASK";
@@ -321,7 +347,7 @@ private:
             } else if (mat.flags & model::kTranslucent) {
                 m["alphaMode"] = "BLEND";
             }
-            if (mat.flags & (model::kSky | model::kUnlit)) {
+            if (baked || (mat.flags & (model::kSky | model::kUnlit))) {
                 m["extensions"] = {{"KHR_materials_unlit", json::object()}};
                 unlit_used = true;
             }
@@ -439,6 +465,7 @@ private:
     size_t stream_offset_[kStreams] = {}, stream_length_[kStreams] = {};
     int stream_view_[kStreams] = {-1, -1, -1, -1, -1, -1};
     std::future<std::vector<detail::Image>> images_;
+    uint32_t texels_per_luxel_ = 1;
     Bytes bin_;
     std::vector<std::pair<std::string, Bytes>> files_;
     json doc_ = json::object();
@@ -493,6 +520,7 @@ Summary write_gltf(const model::Map& map, const std::filesystem::path& path, con
     const bool binary = format == FileFormat::glb;
     const std::string stem = detail::safe_file_stem(path);
     GltfAsset asset = build_gltf(map, options, binary, stem);
+    detail::make_output_dir(path);
     Summary summary = std::move(asset.summary);
     summary.files.clear();
     if (options.progress) options.progress("writing", 0);

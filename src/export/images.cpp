@@ -25,13 +25,15 @@ Bytes texture_png(const model::Texture& t, int compression) {
 }
 
 std::future<std::vector<Image>> encode_images_async(const model::Map& map, std::vector<int32_t> textures,
-                                                    const model::LightmapAtlas* lightmap, int compression,
+                                                    const model::LightmapAtlas* lightmap,
+                                                    std::function<model::Texture()> baked, int compression,
                                                     std::optional<ImageFiles> files) {
-    return std::async(std::launch::async, [&map, textures = std::move(textures), lightmap, compression,
-                                           files = std::move(files)] {
+    return std::async(std::launch::async, [&map, textures = std::move(textures), lightmap, baked = std::move(baked),
+                                           compression, files = std::move(files)] {
         std::vector<Image> images;
         UniqueNames names;
         names("lightmap");  // reserved for the atlas
+        names("baked");     // and the baked texture
         const auto done = [&](Image image) {
             if (files) {
                 image.file = files->dir / (files->prefix + image.name + ".png");
@@ -45,7 +47,9 @@ std::future<std::vector<Image>> encode_images_async(const model::Map& map, std::
             done(Image{names(tex.name), t, texture_png(tex, compression), {}});
         }
         if (lightmap)
-            done(Image{"lightmap", -1, encode_png(lightmap->width, lightmap->height, 3, lightmap->rgb, compression), {}});
+            done(Image{"lightmap", kLightmapImage,
+                       encode_png(lightmap->width, lightmap->height, 3, lightmap->rgb, compression), {}});
+        if (baked) done(Image{"baked", kBakedImage, texture_png(baked(), compression), {}});
         return images;
     });
 }

@@ -6,6 +6,7 @@
 #include <bspkit/export.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <optional>
 #include <string>
@@ -13,9 +14,11 @@
 
 namespace bspkit::exporter::detail {
 
+inline constexpr int32_t kLightmapImage = -1, kBakedImage = -2;
+
 struct Image {
-    std::string name;         ///< safe, unique: "<texture name>" or "lightmap"
-    int32_t texture = -1;     ///< Map::textures index, -1 for the lightmap
+    std::string name;         ///< safe, unique: "<texture name>", "lightmap" or "baked"
+    int32_t texture = -1;     ///< Map::textures index, kLightmapImage or kBakedImage
     Bytes png;                ///< empty once written to a file
     std::filesystem::path file;  ///< where it was written, when it was
 };
@@ -31,10 +34,12 @@ struct ImageFiles {
 /// RGBA textures whose alpha is all 255 are stored as RGB.
 Bytes texture_png(const model::Texture& texture, int compression);
 
-/// Encodes `textures` (indices into map.textures) and, when `lightmap` is
-/// set, the atlas, in that order, on another thread.
+/// Encodes `textures` (indices into map.textures), then the atlas when
+/// `lightmap` is set, then the texture `baked` returns when it is set (it
+/// runs on the image thread too), on another thread.
 std::future<std::vector<Image>> encode_images_async(const model::Map& map, std::vector<int32_t> textures,
-                                                    const model::LightmapAtlas* lightmap, int compression,
+                                                    const model::LightmapAtlas* lightmap,
+                                                    std::function<model::Texture()> baked, int compression,
                                                     std::optional<ImageFiles> files = std::nullopt);
 
 }  // namespace bspkit::exporter::detail

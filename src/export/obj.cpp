@@ -6,6 +6,7 @@
 // a third while the text is formatted, and the result written in a few big
 // write() calls to a temporary file renamed over the target.
 #include "images.hpp"
+#include "lighting.hpp"
 #include "selection.hpp"
 
 #include <bspkit/entities.hpp>
@@ -119,9 +120,10 @@ void format_group(const Job& job, const detail::Axes& axes, Text& out) {
             p = put_float(p, pos.x), *p++ = ' ';
             p = put_float(p, pos.y), *p++ = ' ';
             p = put_float(p, pos.z), *p++ = '\n';
+            const model::Vec2 uv = job.group->lit ? v.lightmap_uv : v.uv;  // lit: the baked texture's UVs
             *p++ = 'v', *p++ = 't', *p++ = ' ';
-            p = put_float(p, v.uv.x), *p++ = ' ';
-            p = put_float(p, 1.0f - v.uv.y), *p++ = '\n';
+            p = put_float(p, uv.x), *p++ = ' ';
+            p = put_float(p, 1.0f - uv.y), *p++ = '\n';
             *p++ = 'v', *p++ = 'n', *p++ = ' ';
             p = put_float(p, n.x), *p++ = ' ';
             p = put_float(p, n.y), *p++ = ' ';
@@ -213,31 +215,37 @@ Summary write_obj(const model::Map& map, const std::filesystem::path& path, cons
         throw std::invalid_argument("write_obj: " + path.string() + " does not end in .obj");
     if (!(options.scale > 0) || !std::isfinite(options.scale))
         throw std::invalid_argument("export scale must be a positive number");
-    const detail::Selection selection = detail::select(map, options, false);
+    const detail::Selection selection = detail::select(map, options, options.lighting == Lighting::baked);
     const detail::Axes axes{options.scale, options.y_up};
     const std::string stem = detail::safe_file_stem(path);
     const std::filesystem::path dir = path.parent_path();
+    detail::make_output_dir(path);
 
-    // Materials in order of first use, with unique MTL names; textures to encode.
-    std::vector<int32_t> mtl_of(map.materials.size(), -1);
-    std::vector<uint32_t> used_materials;
+    // Materials (lit or not) in order of first use, with unique MTL names; textures to encode.
+    std::vector<int32_t> mtl_of(map.materials.size() * 2, -1);  // [material * 2 + lit]
+    const auto key = [](const detail::Group& g) { return size_t(g.material) * 2 + (g.lit ? 1 : 0); };
+    std::vector<std::pair<uint32_t, bool>> used_materials;
+    bool lit = false;
     std::vector<std::string> mtl_names;
     std::vector<int32_t> textures;
     std::vector<bool> texture_used(map.textures.size());
     detail::UniqueNames unique;
     for (const auto& sm : selection.models)
         for (const auto& g : sm.groups) {
-            if (mtl_of[g.material] >= 0) continue;
-            mtl_of[g.material] = int32_t(used_materials.size());
-            used_materials.push_back(g.material);
+            if (mtl_of[key(g)] >= 0) continue;
+            mtl_of[key(g)] = int32_t(used_materials.size());
+            used_materials.emplace_back(g.material, g.lit);
             mtl_names.push_back(unique(map.materials[g.material].name));
+            lit = lit || g.lit;
             const int32_t t = map.materials[g.material].texture;
-            if (options.textures && t >= 0 && !texture_used[size_t(t)]) {
+            if (options.textures && t >= 0 && !g.lit && !texture_used[size_t(t)]) {
                 texture_used[size_t(t)] = true;
                 textures.push_back(t);
             }
         }
-    auto images = detail::encode_images_async(map, textures, nullptr, options.png_compression,
+    std::function<model::Texture()> bake;
+    if (lit) bake = [&] { return detail::bake(map, selection, *selection.lightmap, options).image; };
+    auto images = detail::encode_images_async(map, textures, nullptr, std::move(bake), options.png_compression,
                                               detail::ImageFiles{dir, stem + "_"});
 
     // Jobs, and the vertex number each starts at.
@@ -246,7 +254,7 @@ Summary write_obj(const model::Map& map, const std::filesystem::path& path, cons
     for (const auto& sm : selection.models) {
         bool first = true;
         for (const auto& g : sm.groups) {
-            jobs.push_back(Job{sm.model, &g, first, true, mtl_names[size_t(mtl_of[g.material])], next_vertex, 0,
+            jobs.push_back(Job{sm.model, &g, first, true, mtl_names[size_t(mtl_of[key(g)])], next_vertex, 0,
                                g.surfaces.size(), g.vertices, g.indices});
             next_vertex += g.vertices;
             first = false;
@@ -311,22 +319,29 @@ Summary write_obj(const model::Map& map, const std::filesystem::path& path, cons
     if (options.progress) options.progress("images", -1);
     std::vector<detail::Image> encoded = images.get();
     std::vector<std::string> texture_file(map.textures.size());
+    std::string baked_file;
     Summary summary;
     for (const detail::Image& img : encoded) {
         summary.files.push_back(img.file);
-        texture_file[size_t(img.texture)] = img.file.filename().string();
+        (img.texture >= 0 ? texture_file[size_t(img.texture)] : baked_file) = img.file.filename().string();
     }
     for (size_t i = 0; i < used_materials.size(); ++i) {
-        const model::Material& mat = map.materials[used_materials[i]];
+        const model::Material& mat = map.materials[used_materials[i].first];
         mtl.append("\nnewmtl " + mtl_names[i] + "\n");
         std::string comment = bytes_to_utf8(mat.name);
         std::replace_if(comment.begin(), comment.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
         mtl.append("# " + comment + "\n");
-        mtl.append("Ka 0 0 0\nKd 1 1 1\nKs 0 0 0\nillum 1\n");
+        const bool flat = used_materials[i].second && !(options.textures && mat.texture >= 0);
+        mtl.append(flat ? "Ka 0 0 0\nKd 0.5 0.5 0.5\nKs 0 0 0\nillum 1\n"  // kUntexturedAlbedo times the baked light
+                        : "Ka 0 0 0\nKd 1 1 1\nKs 0 0 0\nillum 1\n");
         if (mat.flags & model::kTranslucent) mtl.append("d 0.5\n");
-        if (mat.texture >= 0 && !texture_file[size_t(mat.texture)].empty()) {
-            mtl.append("map_Kd " + texture_file[size_t(mat.texture)] + "\n");
-            if (mat.flags & model::kAlphaTest) mtl.append("map_d " + texture_file[size_t(mat.texture)] + "\n");
+        static const std::string kNone;
+        const std::string& file = used_materials[i].second ? baked_file
+                                  : mat.texture >= 0             ? texture_file[size_t(mat.texture)]
+                                                                 : kNone;
+        if (!file.empty()) {
+            mtl.append("map_Kd " + file + "\n");
+            if (mat.flags & model::kAlphaTest) mtl.append("map_d " + file + "\n");
         }
     }
     const std::filesystem::path mtl_path = dir / (stem + ".mtl");

@@ -1,5 +1,7 @@
 #include "selection.hpp"
 
+#include "lighting.hpp"
+
 #include <bspkit/error.hpp>
 #include <bspkit/glob.hpp>
 
@@ -24,8 +26,8 @@ std::string safe_name(std::string_view name) {
     for (char c : name) {
         if (out.size() == 64) break;
         const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                        c == '-';
-        out.push_back(ok ? c : '_');
+                        c == '-' || c == '+';
+        out.push_back(ok ? c : c == '*' ? '#' : '_');
     }
     return out.empty() ? "unnamed" : out;
 }
@@ -96,11 +98,13 @@ void validate(const model::Map& map) {
 Selection select(const model::Map& map, const Options& options, bool lightmaps) {
     validate(map);
     Selection out;
-    if (lightmaps && options.lightmaps && !map.lightmaps.empty()) {
+    if (lightmaps && options.lighting != Lighting::none && !map.lightmaps.empty()) {
         auto combined = std::make_shared<model::LightmapAtlas>(model::combined_lightmap(map));
+        shade_lightmap(map.format, options.lighting == Lighting::baked, options.exposure, *combined);
         if (combined->width && combined->height) out.lightmap = std::move(combined);
     }
     uint32_t skip_flags = model::kNodraw;
+    if (!options.sky) skip_flags |= model::kSky;
     if (!options.tool_surfaces) skip_flags |= model::kTrigger | model::kClip;
     for (const model::Model& m : map.models) {
         bool skip = !options.all_models && m.index != 0;
@@ -140,6 +144,8 @@ Selection select(const model::Map& map, const Options& options, bool lightmaps) 
             out.vertices += s.vertices.size();
             out.triangles += s.indices.size() / 3;
         }
+        for (Group& g : selected.groups)
+            if (g.lit && options.lighting == Lighting::baked) g.colored = false;  // see "Lighting" in export.hpp
         for (const Group& g : selected.groups)
             if (g.vertices > UINT32_MAX)
                 throw model_error("model " + std::to_string(m.index) + " has more than 2^32 vertices of one material");
@@ -206,6 +212,20 @@ std::vector<std::string> flag_names(uint32_t flags) {
     std::vector<std::string> out;
     for (const auto& [bit, name] : kNames)
         if (flags & bit) out.emplace_back(name);
+    return out;
+}
+
+void make_output_dir(const std::filesystem::path& file) {
+    const std::filesystem::path dir = file.parent_path();
+    if (dir.empty()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw Error({dir.string(), "", -1}, "cannot create the output directory: " + ec.message());
+}
+
+std::string uri_of(std::string_view name) {
+    std::string out;
+    for (const char c : name) out += c == '#' ? std::string("%23") : std::string(1, c);
     return out;
 }
 

@@ -91,6 +91,14 @@ std::vector<std::string> flag_names(uint32_t flags);
 /// safe_name() of an output path's stem: the prefix of the files written beside it.
 inline std::string safe_file_stem(const std::filesystem::path& path) { return safe_name(path.stem().string()); }
 
+/// Creates the directory an output file goes to when it is missing (Error
+/// naming it when that fails).
+void make_output_dir(const std::filesystem::path& file);
+
+/// `name` as a relative URI (percent-encodes what safe_name() keeps but a URI
+/// path does not: '#').
+std::string uri_of(std::string_view name);
+
 /// Unique safe file / material names: safe_name(), then "_2", "_3"... on clashes.
 class UniqueNames {
 public:

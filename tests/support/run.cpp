@@ -35,7 +35,9 @@ std::string temp_dir(const std::string& tag) {
     return dir.string();
 }
 
-RunResult run_cli(const std::vector<std::string>& args) {
+RunResult run_cli(const std::vector<std::string>& args) { return run_program(BSPKIT_CLI_PATH, args); }
+
+RunResult run_program(const std::string& program, const std::vector<std::string>& args) {
     static const std::string dir = temp_dir("cli");
     static int counter = 0;
     const std::string out_path = dir + "/out" + std::to_string(counter), err_path = dir + "/err" + std::to_string(counter);
@@ -49,12 +51,12 @@ RunResult run_cli(const std::vector<std::string>& args) {
         ::dup2(err, 2);
         ::dup2(in, 0);
         std::vector<char*> argv;
-        std::string exe = BSPKIT_CLI_PATH;
+        std::string exe = program;
         argv.push_back(exe.data());
         std::vector<std::string> copy = args;
         for (auto& a : copy) argv.push_back(a.data());
         argv.push_back(nullptr);
-        ::execv(exe.c_str(), argv.data());
+        ::execvp(exe.c_str(), argv.data());
         ::_exit(127);
     }
     int status = 0;

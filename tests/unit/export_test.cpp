@@ -339,9 +339,16 @@ TEST(Gltf, AnglesToQuaternionFollowsSourceConventions) {
     expect_near(rotate(nlohmann::json::array({q[0], q[1], q[2], q[3]}), {0, 1, 0}), {0, 0, 1}, 1e-6, "roll 90: left -> up");
 }
 
+/// Options for the relighting layout (lightmap atlas as occlusionTexture).
+static exporter::Options separate() {
+    exporter::Options o;
+    o.lighting = exporter::Lighting::separate;
+    return o;
+}
+
 TEST(Gltf, OnePrimitivePerMaterialAndLightingWithExactData) {
     const model::Map map = test_map();
-    const test::GltfFile f = export_glb(map);
+    const test::GltfFile f = export_glb(map, separate());
     const auto& doc = f.doc;
     const auto& world_mesh = doc["meshes"][node_named(doc, "world")->at("mesh").get<size_t>()];
     // world: wall lit (floor + wall), sky, wall unlit, water lit. clip/skip/billboard: none.
@@ -410,7 +417,7 @@ TEST(Gltf, OnePrimitivePerMaterialAndLightingWithExactData) {
 
 TEST(Gltf, MaterialsTexturesAndLightmap) {
     const model::Map map = test_map();
-    const test::GltfFile f = export_glb(map);
+    const test::GltfFile f = export_glb(map, separate());
     const auto& doc = f.doc;
     const auto material = [&](const std::string& name, bool lit) -> const nlohmann::json& {
         for (const auto& m : doc["materials"])
@@ -452,7 +459,7 @@ TEST(Gltf, MaterialsTexturesAndLightmap) {
     EXPECT_EQ(doc["images"].size(), 3u);
 
     exporter::Options no_lm;
-    no_lm.lightmaps = false;
+    no_lm.lighting = exporter::Lighting::none;
     const auto g = export_glb(map, no_lm);
     EXPECT_EQ(g.doc["images"].size(), 2u);
     for (const auto& m : g.doc["materials"]) EXPECT_FALSE(m.contains("occlusionTexture"));
@@ -461,7 +468,7 @@ TEST(Gltf, MaterialsTexturesAndLightmap) {
 
     exporter::Options no_tex;
     no_tex.textures = false;
-    no_tex.lightmaps = false;
+    no_tex.lighting = exporter::Lighting::none;
     EXPECT_FALSE(export_glb(map, no_tex).doc.contains("images"));
 }
 
@@ -539,7 +546,7 @@ TEST(Gltf, ValidatorAcceptsGlbAndGltf) {
     cases[2].options.y_up = true;
     cases[2].options.scale = 0.0254f;
     cases[3].file = "plain.gltf";
-    cases[3].options.lightmaps = false;
+    cases[3].options.lighting = exporter::Lighting::none;
     cases[3].options.textures = false;
     cases[4].file = "tools.glb";
     cases[4].options.tool_surfaces = true;
@@ -651,7 +658,7 @@ TEST(Gltf, SafeNamesStayInTheDirectory) {
     EXPECT_TRUE(files.count("out.bin"));
     EXPECT_TRUE(files.count("out.obj"));
     EXPECT_TRUE(files.count("out.mtl"));
-    EXPECT_TRUE(files.count("out_lightmap.png"));
+    EXPECT_TRUE(files.count("out_baked.png"));
     const std::string evil = "out_" + exporter::safe_name(map.textures[0].name);
     EXPECT_TRUE(files.count(evil + ".png"));
     EXPECT_TRUE(files.count(evil + "_2.png"));
@@ -664,7 +671,7 @@ TEST(Gltf, SafeNamesStayInTheDirectory) {
 TEST(Obj, CountsMatchTheModelAndIndicesAreInRange) {
     const fs::path dir = test::temp_dir("obj");
     const model::Map map = test_map();
-    const exporter::Summary s = exporter::write_obj(map, dir / "map.obj");
+    const exporter::Summary s = exporter::write_obj(map, dir / "map.obj", separate());  // no baked texture
     EXPECT_EQ(s.files.back(), dir / "map.obj");
     const std::string text = read_text(dir / "map.obj");
     const auto c = test::ObjCounts::parse(text);
@@ -699,7 +706,7 @@ TEST(Obj, CountsMatchTheModelAndIndicesAreInRange) {
     EXPECT_EQ(test::obj_triangles(c), want);
     EXPECT_EQ(s.vertices, vertices);
     EXPECT_EQ(s.triangles, triangles);
-    // usemtl per (model, material): world wall (lit and unlit merged), sky, water; door window; fence.
+    // usemtl per (model, material): world wall (lit and unlit merged: no baking), sky, water; door window; fence.
     EXPECT_EQ(c.usemtl, 5u);
     EXPECT_EQ(text.find("usemtl common"), std::string::npos);
 
@@ -815,4 +822,170 @@ TEST(Obj, OneBigGroupIsCutBetweenTheTwoHalves) {
         }
     std::sort(want.begin(), want.end());
     EXPECT_EQ(test::obj_triangles(c), want);
+}
+
+// --- Lighting: baked (the default), separate, none; exposure; sky ---------------
+
+namespace {
+
+/// One lit 64x64 floor quad whose lightmap UVs cover a 4x4 atlas of one
+/// grey luxel value, textured (a 2x2 texture of one colour) or not.
+model::Map lit_quad(Format format, uint8_t luxel, bool textured) {
+    model::Map map;
+    map.format = format;
+    map.materials = {{"floor", 0, 2, 2, textured ? 0 : -1}, {"sky", model::kSky, 0, 0, -1}};
+    if (textured) map.textures = {{"floor", 2, 2, {200, 100, 50, 255, 200, 100, 50, 255, 200, 100, 50, 255, 200, 100, 50, 255}}};
+    model::Model world;
+    model::Surface s = quad(0, {0, 0, 0}, {64, 0, 0}, {0, 64, 0}, {0, 0, 1}, 0);
+    const model::Vec2 corners[4] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+    for (int i = 0; i < 4; ++i) s.vertices[size_t(i)].lightmap_uv = corners[i];
+    world.surfaces.push_back(s);
+    world.surfaces.push_back(quad(1, {0, 0, 128}, {64, 0, 0}, {0, 64, 0}, {0, 0, -1}, -1));
+    map.models.push_back(world);
+    map.lightmaps.push_back({0, 4, 4, std::vector<uint8_t>(48, luxel)});
+    return map;
+}
+
+/// The baked image of an export and its lit material.
+struct BakedExport {
+    test::GltfFile file;
+    nlohmann::json material;  ///< the lit floor's
+    DecodedPng baked;
+};
+
+BakedExport export_baked(const model::Map& map, exporter::Options options = {}) {
+    options.bake_texels_per_luxel = options.bake_texels_per_luxel ? options.bake_texels_per_luxel : 2;
+    BakedExport out{export_glb(map, options), {}, {}};
+    for (const auto& m : out.file.doc["materials"])
+        if (m["name"] == "floor") out.material = m;
+    const auto& t = out.material["pbrMetallicRoughness"]["baseColorTexture"];
+    out.baked = decode_png(out.file.image_bytes(out.file.doc["textures"][t["index"].get<size_t>()]["source"]));
+    return out;
+}
+
+/// The centre texel of a decoded image.
+std::array<int, 3> centre(const DecodedPng& png) {
+    const size_t p = (size_t(png.height / 2) * png.width + png.width / 2) * 4;
+    return {png.rgba[p], png.rgba[p + 1], png.rgba[p + 2]};
+}
+
+}  // namespace
+
+TEST(Lighting, BakedIsTheTextureTimesTheEngineLightOnUnlitMaterials) {
+    const BakedExport q2 = export_baked(lit_quad(Format::quake2, 64, true));
+    const auto& m = q2.material;
+    EXPECT_TRUE(m["extensions"].contains("KHR_materials_unlit"));
+    EXPECT_FALSE(m.contains("occlusionTexture"));
+    EXPECT_EQ(m["pbrMetallicRoughness"]["baseColorTexture"]["texCoord"], 1);
+    EXPECT_EQ(m["extras"]["lightmap"]["baked"], true);
+    EXPECT_EQ(m["extras"]["lightmap"]["texels_per_luxel"], 2);
+    EXPECT_EQ(m["extras"]["lightmap"]["scale"], 2.0);
+    EXPECT_EQ(q2.baked.width, 8u);  // 4 luxels x 2
+    EXPECT_EQ(q2.baked.height, 8u);
+    // Quake 2: light x2 (64 -> 128), times the texture (200, 100, 50) / 255.
+    const auto c = centre(q2.baked);
+    EXPECT_NEAR(c[0], 200 * 128 / 255.0, 1);
+    EXPECT_NEAR(c[1], 100 * 128 / 255.0, 1);
+    EXPECT_NEAR(c[2], 50 * 128 / 255.0, 1);
+    for (const auto& mat : q2.file.doc["materials"]) EXPECT_TRUE(mat["extensions"].contains("KHR_materials_unlit"));
+    // Lit primitives have TEXCOORD_1 and no COLOR_0.
+    for (const auto& mesh : q2.file.doc["meshes"])
+        for (const auto& prim : mesh["primitives"])
+            if (q2.file.doc["materials"][prim["material"].get<size_t>()]["name"] == "floor") {
+                EXPECT_TRUE(prim["attributes"].contains("TEXCOORD_1"));
+                EXPECT_FALSE(prim["attributes"].contains("COLOR_0"));
+            }
+
+    // Quake 3: x4 (64 -> 256, kept at 255 with its hue): the texture itself.
+    EXPECT_EQ(centre(export_baked(lit_quad(Format::quake3, 64, true)).baked), (std::array<int, 3>{200, 100, 50}));
+    // Source: the model's values as they are.
+    const auto src = centre(export_baked(lit_quad(Format::source, 64, true)).baked);
+    EXPECT_NEAR(src[0], 200 * 64 / 255.0, 1);
+    // GoldSrc: its light gamma curve brightens a dark luxel.
+    const auto gs = centre(export_baked(lit_quad(Format::goldsrc, 64, true)).baked);
+    EXPECT_GT(gs[0], 200 * 64 / 255.0 + 10);
+    EXPECT_LT(gs[0], 200);
+}
+
+TEST(Lighting, ExposureDoublesPerStep) {
+    exporter::Options o;
+    o.exposure = 1;  // Quake 2: 32 x2 x2 = 128
+    const auto c = centre(export_baked(lit_quad(Format::quake2, 32, true), o).baked);
+    EXPECT_NEAR(c[0], 200 * 128 / 255.0, 1);
+    o.exposure = -1;  // 128 x2 / 2 = 128
+    EXPECT_NEAR(centre(export_baked(lit_quad(Format::quake2, 128, true), o).baked)[0], 200 * 128 / 255.0, 1);
+}
+
+TEST(Lighting, UntexturedLitMaterialsShowTheLightTimesAFlatGrey) {
+    exporter::Options o;
+    o.bake_texels_per_luxel = 0;  // automatic: no texture to multiply, the shaded atlas itself
+    const test::GltfFile f = export_glb(lit_quad(Format::quake1, 100, false), o);
+    const nlohmann::json* floor = nullptr;
+    for (const auto& m : f.doc["materials"])
+        if (m["name"] == "floor") floor = &m;
+    ASSERT_NE(floor, nullptr);
+    const auto& pbr = (*floor)["pbrMetallicRoughness"];
+    ASSERT_TRUE(pbr.contains("baseColorFactor"));
+    EXPECT_NEAR(pbr["baseColorFactor"][0].get<double>(), 0.2140, 1e-3);  // sRGB 0.5 in linear light
+    const auto png = decode_png(f.image_bytes(f.doc["textures"][pbr["baseColorTexture"]["index"].get<size_t>()]["source"]));
+    EXPECT_EQ(png.width, 4u);
+    EXPECT_EQ(centre(png), (std::array<int, 3>{200, 200, 200}));  // Quake 1: x2
+}
+
+TEST(Lighting, SeparateKeepsTheAtlasAndNoneDropsIt) {
+    const model::Map map = lit_quad(Format::quake2, 64, true);
+    const test::GltfFile sep = export_glb(map, separate());
+    for (const auto& m : sep.doc["materials"])
+        if (m["name"] == "floor") {
+            EXPECT_FALSE(m.contains("extensions"));
+            ASSERT_TRUE(m.contains("occlusionTexture"));
+            const auto png = decode_png(sep.image_bytes(sep.doc["textures"][m["occlusionTexture"]["index"].get<size_t>()]["source"]));
+            EXPECT_EQ(centre(png), (std::array<int, 3>{64, 64, 64}));  // as stored: relighters apply extras.lightmap.scale
+            EXPECT_EQ(m["extras"]["lightmap"]["scale"], 2.0);
+        }
+    exporter::Options none;
+    none.lighting = exporter::Lighting::none;
+    const test::GltfFile n = export_glb(map, none);
+    for (const auto& m : n.doc["materials"]) EXPECT_FALSE(m["extras"].contains("lightmap"));
+    for (const auto& mesh : n.doc["meshes"])
+        for (const auto& prim : mesh["primitives"]) EXPECT_FALSE(prim["attributes"].contains("TEXCOORD_1"));
+}
+
+TEST(Lighting, NoSkyDropsSkySurfaces) {
+    const model::Map map = lit_quad(Format::quake1, 64, true);
+    const auto with = exporter::build_gltf(map, {}, true);
+    exporter::Options o;
+    o.sky = false;
+    const auto without = exporter::build_gltf(map, o, true);
+    EXPECT_EQ(without.summary.skipped_surfaces, with.summary.skipped_surfaces + 1);
+    EXPECT_EQ(without.summary.triangles + 2, with.summary.triangles);
+    EXPECT_EQ(without.json.find("\"sky\""), std::string::npos);
+}
+
+TEST(Lighting, BakedExportsPassTheValidatorAndObjUsesTheBakedTexture) {
+    const fs::path dir = test::temp_dir("baked");
+    model::Map map = lit_quad(Format::quake1, 64, true);
+    map.textures[0].name = "*water0";  // '*' -> '#' in file names, %23 in URIs
+    map.materials.push_back({"+0slip", 0, 2, 2, 0});
+    map.models[0].surfaces.push_back(quad(2, {0, 0, 64}, {64, 0, 0}, {0, 64, 0}, {0, 0, 1}, -1));
+    for (const char* name : {"a/b/out.glb", "c/out.gltf"}) {  // missing folders are created
+        exporter::write_gltf(map, dir / name);
+        const auto v = test::validate_gltf(dir / name);
+        ASSERT_TRUE(v.ran) << v.errors;
+        EXPECT_EQ(v.num_errors(), 0) << name << "\n" << v.error_messages();
+    }
+    EXPECT_TRUE(fs::exists(dir / "c" / "out_#water0.png"));
+    EXPECT_NE(read_text(dir / "c" / "out.gltf").find("\"out_%23water0.png\""), std::string::npos);
+    exporter::write_obj(map, dir / "d" / "out.obj");
+    const std::string mtl = read_text(dir / "d" / "out.mtl");
+    EXPECT_NE(mtl.find("newmtl floor\n"), std::string::npos);
+    EXPECT_NE(mtl.find("map_Kd out_baked.png"), std::string::npos) << mtl;
+    EXPECT_NE(mtl.find("newmtl +0slip\n"), std::string::npos) << mtl;
+    EXPECT_NE(mtl.find("map_Kd out_#water0.png"), std::string::npos) << mtl;  // the unlit group's own texture
+    EXPECT_TRUE(fs::exists(dir / "d" / "out_baked.png"));
+    // The lit floor's vt are its lightmap UVs (flipped): (0, 1), (1, 1), (1, 0), (0, 0).
+    const std::string obj = read_text(dir / "d" / "out.obj");
+    EXPECT_NE(obj.find("vt 1 0\n"), std::string::npos);
+    EXPECT_EQ(exporter::safe_name("+0slip"), "+0slip");
+    EXPECT_EQ(exporter::safe_name("*water0"), "#water0");
 }

@@ -1,0 +1,263 @@
+#include "lighting.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <memory>
+
+namespace bspkit::exporter::detail {
+namespace {
+
+/// GoldSrc's light gamma table (BuildGammaTable in the GL engine, as
+/// reimplemented by Xash3D's gamma.c and reGS's hw_view.cpp): f = x^lightgamma,
+/// the "brightness" shift of the darkest 1/8 of the range, then f^(1/gamma).
+/// With the defaults lightgamma 2.5, brightness 1 (so the shift point is
+/// 0.125 - 0.075 = 0.05) and gamma 2.5.
+uint8_t goldsrc_light(uint8_t v) {
+    constexpr double kLightGamma = 2.5, kGamma = 2.5, kShift = 0.05;
+    double f = std::pow(v / 255.0, kLightGamma);
+    f = f <= kShift ? f / kShift * 0.125 : 0.125 + (f - kShift) / (1.0 - kShift) * 0.875;
+    return uint8_t(std::clamp(std::lround(255.0 * std::pow(f, 1.0 / kGamma)), 0L, 255L));
+}
+
+/// One luxel as the engine shows it, before the exposure.
+std::array<double, 3> engine_light(Format format, const uint8_t* rgb) {
+    std::array<double, 3> c{double(rgb[0]), double(rgb[1]), double(rgb[2])};
+    switch (format) {
+    case Format::quake1:
+    case Format::bsp2:
+    case Format::quake2:
+        // Software Quake (and Quake 2's ref_soft) light through the colormap,
+        // whose 64 rows run from black through the texture as drawn (a luxel
+        // of about 128) to twice as bright: lightmaps are "overbright" by 2
+        // (quaddicted.com "Differences between software rendered Quake and
+        // GLQuake"; mhquake's "Fun with Lighting"). GL ports that match it
+        // (QuakeSpasm gl_overbright 1, Yamagi Quake 2 gl1_overbrightbits 2)
+        // multiply the lightmap by 2 the same way.
+        for (double& v : c) v *= 2;
+        break;
+    case Format::quake3: {
+        // Quake 3 (tr_bsp.c R_ColorShiftLightingBytes): lightmap bytes are
+        // shifted left by r_mapOverBrightBits (2) - r_overBrightBits, and the
+        // display gamma ramp brightens by 2^r_overBrightBits: x4 in all. When
+        // a channel would pass 255 all three are scaled down together (the
+        // hue is kept), as R_ColorShiftLightingBytes does.
+        double top = 0;
+        for (double& v : c) top = std::max(top, v *= 4);
+        if (top > 255)
+            for (double& v : c) v *= 255 / top;
+        break;
+    }
+    case Format::goldsrc:
+    case Format::nightfire:
+        for (double& v : c) v = goldsrc_light(uint8_t(v));
+        break;
+    case Format::source:
+        // The model already holds what Source shows: ColorRGBExp32 to linear
+        // (TexLightToLinear: c * 2^exponent / 255), then linear^(1/2.2).
+        break;
+    }
+    return c;
+}
+
+struct Level {
+    uint32_t width = 0, height = 0;
+    std::vector<uint8_t> rgba;
+};
+
+/// Box-filtered mip levels of a texture, down to 1x1.
+std::vector<Level> mip_chain(const model::Texture& t) {
+    std::vector<Level> levels;
+    levels.push_back({t.width, t.height, t.rgba});
+    while (levels.back().width > 1 || levels.back().height > 1) {
+        const Level& a = levels.back();
+        Level b{std::max(1u, a.width / 2), std::max(1u, a.height / 2), {}};
+        b.rgba.resize(size_t(b.width) * b.height * 4);
+        for (uint32_t y = 0; y < b.height; ++y)
+            for (uint32_t x = 0; x < b.width; ++x)
+                for (int c = 0; c < 4; ++c) {
+                    unsigned sum = 0;
+                    for (uint32_t dy = 0; dy < 2; ++dy)
+                        for (uint32_t dx = 0; dx < 2; ++dx) {
+                            const uint32_t sx = std::min(a.width - 1, x * 2 + dx), sy = std::min(a.height - 1, y * 2 + dy);
+                            sum += a.rgba[(size_t(sy) * a.width + sx) * 4 + size_t(c)];
+                        }
+                    b.rgba[(size_t(y) * b.width + x) * 4 + size_t(c)] = uint8_t((sum + 2) / 4);
+                }
+        levels.push_back(std::move(b));
+    }
+    return levels;
+}
+
+/// Bilinear sample of `data` (w x h, `channels` per texel) at continuous texel
+/// coordinates (x, y) (texel centres at +0.5); wraps (textures) or clamps (atlas).
+template <int Channels>
+std::array<double, Channels> bilinear(const uint8_t* data, uint32_t w, uint32_t h, double x, double y, bool wrap) {
+    x -= 0.5;
+    y -= 0.5;
+    const double fx = std::floor(x), fy = std::floor(y);
+    const double ax = x - fx, ay = y - fy;
+    const auto index = [&](double v, uint32_t n) -> uint32_t {
+        if (wrap) {
+            const double m = std::fmod(v, double(n));
+            return uint32_t(m < 0 ? m + n : m) % n;
+        }
+        return uint32_t(std::clamp(v, 0.0, double(n - 1)));
+    };
+    const uint32_t x0 = index(fx, w), x1 = index(fx + 1, w), y0 = index(fy, h), y1 = index(fy + 1, h);
+    std::array<double, Channels> out{};
+    for (int c = 0; c < Channels; ++c) {
+        const auto at = [&](uint32_t px, uint32_t py) { return double(data[(size_t(py) * w + px) * Channels + size_t(c)]); };
+        out[size_t(c)] = (at(x0, y0) * (1 - ax) + at(x1, y0) * ax) * (1 - ay) + (at(x0, y1) * (1 - ax) + at(x1, y1) * ax) * ay;
+    }
+    return out;
+}
+
+double finite_or_zero(double v) { return std::isfinite(v) ? v : 0.0; }
+
+/// Fills uncovered texels next to covered ones with their covered
+/// neighbours' mean, `rings` times (mask: 0 empty, 1 covered).
+void dilate(model::Texture& img, std::vector<uint8_t>& mask, int rings) {
+    const int w = int(img.width), h = int(img.height);
+    for (int ring = 0; ring < rings; ++ring) {
+        std::vector<size_t> filled;
+        for (int y = 0; y < h; ++y)
+            for (int x = 0; x < w; ++x) {
+                const size_t i = size_t(y) * size_t(w) + size_t(x);
+                if (mask[i]) continue;
+                unsigned sum[4] = {}, n = 0;
+                for (int dy = -1; dy <= 1; ++dy)
+                    for (int dx = -1; dx <= 1; ++dx) {
+                        const int nx = x + dx, ny = y + dy;
+                        if (nx < 0 || ny < 0 || nx >= w || ny >= h) continue;
+                        const size_t j = size_t(ny) * size_t(w) + size_t(nx);
+                        if (mask[j] != 1) continue;
+                        for (int c = 0; c < 4; ++c) sum[c] += img.rgba[j * 4 + size_t(c)];
+                        ++n;
+                    }
+                if (!n) continue;
+                for (int c = 0; c < 4; ++c) img.rgba[i * 4 + size_t(c)] = uint8_t((sum[c] + n / 2) / n);
+                filled.push_back(i);
+            }
+        if (filled.empty()) break;
+        for (const size_t i : filled) mask[i] = 1;
+    }
+}
+
+}  // namespace
+
+double srgb_to_linear(double v) { return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); }
+
+double engine_light_scale(Format format) {
+    const uint8_t grey[3] = {128, 128, 128};
+    return engine_light(format, grey)[0] / 128.0;
+}
+
+void shade_lightmap(Format format, bool engine, double exposure, model::LightmapAtlas& atlas) {
+    const double gain = std::exp2(std::clamp(finite_or_zero(exposure), -16.0, 16.0));
+    if (!engine && gain == 1) return;
+    for (size_t i = 0; i + 2 < atlas.rgb.size(); i += 3) {
+        std::array<double, 3> c{double(atlas.rgb[i]), double(atlas.rgb[i + 1]), double(atlas.rgb[i + 2])};
+        if (engine) c = engine_light(format, &atlas.rgb[i]);
+        for (int k = 0; k < 3; ++k) atlas.rgb[i + size_t(k)] = uint8_t(std::clamp(std::lround(c[size_t(k)] * gain), 0L, 255L));
+    }
+}
+
+Baked bake(const model::Map& map, const Selection& selection, const model::LightmapAtlas& light,
+           const Options& options) {
+    const auto texture_of = [&](uint32_t material) -> int32_t {
+        return options.textures ? map.materials[material].texture : -1;
+    };
+    bool textured = false;
+    for (const auto& sm : selection.models)
+        for (const auto& g : sm.groups) textured = textured || (g.lit && texture_of(g.material) >= 0);
+
+    Baked out;
+    const uint32_t side = std::max(light.width, light.height);
+    if (!textured && options.bake_texels_per_luxel == 0) {
+        // Nothing to multiply: the shaded atlas is the baked texture.
+        out.image = {"baked", light.width, light.height, std::vector<uint8_t>(size_t(light.width) * light.height * 4, 255)};
+        for (size_t p = 0, n = size_t(light.width) * light.height; p < n; ++p)
+            std::copy_n(&light.rgb[p * 3], 3, &out.image.rgba[p * 4]);
+        return out;
+    }
+    uint32_t k = options.bake_texels_per_luxel ? std::min(options.bake_texels_per_luxel, 64u) : 4;
+    while (k > 1 && uint64_t(side) * k > std::max(options.bake_max_size, 1u)) --k;
+    out.texels_per_luxel = k;
+    const uint32_t w = light.width * k, h = light.height * k;
+    out.image = {"baked", w, h, std::vector<uint8_t>(size_t(w) * h * 4, 0)};
+    for (size_t p = 3; p < out.image.rgba.size(); p += 4) out.image.rgba[p] = 255;  // opaque black where nothing lands
+    std::vector<uint8_t> mask(size_t(w) * h, 0);
+    std::vector<std::unique_ptr<std::vector<Level>>> mips(map.textures.size());
+
+    for (const auto& sm : selection.models)
+        for (const auto& g : sm.groups) {
+            if (!g.lit) continue;
+            const int32_t t = texture_of(g.material);
+            const std::vector<Level>* levels = nullptr;
+            if (t >= 0) {
+                auto& chain = mips[size_t(t)];
+                if (!chain) chain = std::make_unique<std::vector<Level>>(mip_chain(map.textures[size_t(t)]));
+                levels = chain.get();
+            }
+            for (const uint32_t si : g.surfaces) {
+                const model::Surface& s = sm.model->surfaces[si];
+                for (size_t i = 0; i + 2 < s.indices.size(); i += 3) {
+                    const model::Vertex* v[3] = {&s.vertices[s.indices[i]], &s.vertices[s.indices[i + 1]],
+                                                 &s.vertices[s.indices[i + 2]]};
+                    double px[3], py[3], tu[3], tv[3];
+                    for (int j = 0; j < 3; ++j) {
+                        px[j] = finite_or_zero(v[j]->lightmap_uv.x) * w;
+                        py[j] = finite_or_zero(v[j]->lightmap_uv.y) * h;
+                        tu[j] = finite_or_zero(v[j]->uv.x);
+                        tv[j] = finite_or_zero(v[j]->uv.y);
+                    }
+                    const double det = (px[1] - px[0]) * (py[2] - py[0]) - (px[2] - px[0]) * (py[1] - py[0]);
+                    if (!(std::fabs(det) > 1e-12)) continue;
+                    // The texture level whose texels match one baked texel (the
+                    // affine map's larger derivative, in level-0 texels).
+                    const Level* level = nullptr;
+                    if (levels) {
+                        const double tw = (*levels)[0].width, th = (*levels)[0].height;
+                        const double e1x = px[1] - px[0], e1y = py[1] - py[0], e2x = px[2] - px[0], e2y = py[2] - py[0];
+                        const double t1u = (tu[1] - tu[0]) * tw, t1v = (tv[1] - tv[0]) * th;
+                        const double t2u = (tu[2] - tu[0]) * tw, t2v = (tv[2] - tv[0]) * th;
+                        const double dudx = (t1u * e2y - t2u * e1y) / det, dvdx = (t1v * e2y - t2v * e1y) / det;
+                        const double dudy = (t2u * e1x - t1u * e2x) / det, dvdy = (t2v * e1x - t1v * e2x) / det;
+                        const double footprint = std::max(std::hypot(dudx, dvdx), std::hypot(dudy, dvdy));
+                        const int n = footprint > 1 && std::isfinite(footprint) ? int(std::floor(std::log2(footprint))) : 0;
+                        level = &(*levels)[size_t(std::clamp(n, 0, int(levels->size()) - 1))];
+                    }
+                    const int x0 = std::max(0, int(std::floor(std::min({px[0], px[1], px[2]})))),
+                              x1 = std::min(int(w) - 1, int(std::ceil(std::max({px[0], px[1], px[2]})))),
+                              y0 = std::max(0, int(std::floor(std::min({py[0], py[1], py[2]})))),
+                              y1 = std::min(int(h) - 1, int(std::ceil(std::max({py[0], py[1], py[2]}))));
+                    for (int y = y0; y <= y1; ++y)
+                        for (int x = x0; x <= x1; ++x) {
+                            const double cx = x + 0.5, cy = y + 0.5;
+                            const double b1 = ((cx - px[0]) * (py[2] - py[0]) - (px[2] - px[0]) * (cy - py[0])) / det;
+                            const double b2 = ((px[1] - px[0]) * (cy - py[0]) - (cx - px[0]) * (py[1] - py[0])) / det;
+                            const double b0 = 1 - b1 - b2;
+                            constexpr double kEdge = -1e-7;
+                            if (b0 < kEdge || b1 < kEdge || b2 < kEdge) continue;
+                            const auto l = bilinear<3>(light.rgb.data(), light.width, light.height, cx / k, cy / k, false);
+                            std::array<double, 4> c{255, 255, 255, 255};
+                            if (level) {
+                                const double u = b0 * tu[0] + b1 * tu[1] + b2 * tu[2], vv = b0 * tv[0] + b1 * tv[1] + b2 * tv[2];
+                                c = bilinear<4>(level->rgba.data(), level->width, level->height, u * level->width,
+                                                vv * level->height, true);
+                            }
+                            uint8_t* o = &out.image.rgba[(size_t(y) * w + size_t(x)) * 4];
+                            for (int ch = 0; ch < 3; ++ch)
+                                o[ch] = uint8_t(std::clamp(std::lround(c[size_t(ch)] * l[size_t(ch)] / 255.0), 0L, 255L));
+                            o[3] = uint8_t(std::clamp(std::lround(c[3]), 0L, 255L));
+                            mask[size_t(y) * w + size_t(x)] = 1;
+                        }
+                }
+            }
+        }
+    dilate(out.image, mask, 2);
+    return out;
+}
+
+}  // namespace bspkit::exporter::detail
