@@ -20,8 +20,10 @@ DEBIAN_PACKAGES = build-essential cmake pkg-config git \
 # Debian packages only the tests, benchmarks and fuzzers need (`make build` / `make test`): add test-only
 # tools here (a browser for render tests, ...). nodejs + npm run the npm tools of `test-deps`.
 # libzip is the tests' independent zip reader (the library has its own).
-TEST_DEBIAN_PACKAGES = libzip-dev libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev nodejs npm \
-  chromium
+TEST_DEBIAN_PACKAGES = libzip-dev libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev chromium
+# Node.js and npm for those tools: Debian's nodejs + npm, unless an `npm` is already on PATH (a Node.js
+# from elsewhere ships its own npm, and Debian's npm package would conflict with it).
+NODE_DEBIAN_PACKAGES = nodejs npm
 # npm tools the tests run, one folder under tools/ each, pinned by its package-lock.json (`npm ci`).
 # tools/render-check: three.js, for the browser test that renders exports in headless chromium.
 TEST_NPM_TOOLS = tools/gltf-validator tools/render-check
@@ -52,13 +54,13 @@ deps:
 # finished install is there: npm writes node_modules/.package-lock.json last).
 test-deps: deps
 	$(call apt_install_missing,$(TEST_DEBIAN_PACKAGES))
+	@command -v npm >/dev/null 2>&1 || $(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(NODE_DEBIAN_PACKAGES)"
 	@for t in $(TEST_NPM_TOOLS); do \
 	  if [ ! -f $$t/node_modules/.package-lock.json ]; then \
 	    echo "installing the npm tool $$t (npm ci, pinned by its package-lock.json)"; \
 	    (cd $$t && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
 	  fi; \
 	done
-
 
 $(BUILD_DIR)/release/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD_DIR)/release -DCMAKE_BUILD_TYPE=Release -DBSPKIT_TESTS=OFF -DBSPKIT_BENCH=OFF $(CMAKE_FLAGS)
