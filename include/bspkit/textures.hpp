@@ -15,7 +15,8 @@
 //     *.wad files of the --wad folders (by name).
 //   Quake 2: textures/NAME.wal with the palette of pics/colormap.pcx, then
 //     textures/NAME.tga / .png / .jpg (Quake 2 ports), loose in each game
-//     folder, then in its *.pk3 archives.
+//     folder, then in its PACK archives (pak*.pak, later packs first, as the
+//     engine lets pak1 override pak0), then in its *.pk3 archives.
 //   Quake 3: the image of the shader's first stage (map / clampMap, from
 //     scripts/*.shader) or the name itself, as .tga / .jpg / .png (Quake 3
 //     tries the other extensions when the named one is absent), loose files
@@ -133,6 +134,25 @@ struct Vmt {
     std::string include;
 };
 Vmt parse_vmt(std::string_view text);
+
+/// A Quake / Quake 2 PACK archive (pak0.pak ...): a 12-byte header and a
+/// directory of 64-byte entries (name[56], offset, length). Only the header
+/// and the directory are read when it is opened; each file is read on demand.
+class Pak {
+public:
+    static Pak open(const std::filesystem::path& path);
+    /// Contents of `path` ("textures/e1u1/floor1_1.wal", case-insensitive), or nullopt.
+    std::optional<Bytes> read(std::string_view path) const;
+    size_t size() const noexcept { return files_.size(); }
+
+    struct File {
+        uint32_t offset = 0, length = 0;
+    };
+
+private:
+    std::filesystem::path path_;
+    std::vector<std::pair<std::string, File>> files_;  ///< sorted by lower-case name
+};
 
 /// A Source VPK directory (*_dir.vpk, version 1 or 2); archive data in the
 /// _dir file or in NAME_NNN.vpk beside it.

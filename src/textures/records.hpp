@@ -73,6 +73,20 @@ struct vtfresource_t {
 };
 static_assert(sizeof(vtfresource_t) == 8);
 
+// Quake / Quake 2 PACK archive (id's qfiles.h: dpackheader_t, dpackfile_t).
+struct dpackheader_t {
+    char ident[4];  // "PACK"
+    int32_t dirofs;
+    int32_t dirlen;  // 64 bytes per file
+};
+static_assert(sizeof(dpackheader_t) == 12);
+
+struct dpackfile_t {
+    char name[56];
+    int32_t filepos, filelen;
+};
+static_assert(sizeof(dpackfile_t) == 64);
+
 struct vpkheader_v1_t {
     uint32_t signature;  // 0x55aa1234
     uint32_t version;

@@ -95,6 +95,18 @@ public:
         return it->second.get();
     }
 
+    const Pak* pak(const fs::path& path) {
+        auto [it, added] = paks_.try_emplace(path.string());
+        if (added) {
+            try {
+                it->second = std::make_unique<Pak>(Pak::open(path));
+            } catch (const Error& e) {
+                diagnostics_.push_back({Severity::warning, "", -1, std::string(e.what()) + " (archive not searched)"});
+            }
+        }
+        return it->second.get();
+    }
+
     const Vpk* vpk(const fs::path& path) {
         auto [it, added] = vpks_.try_emplace(path.string());
         if (added) {
@@ -122,6 +134,7 @@ private:
     std::map<std::string, std::map<std::string, std::string>> listings_;
     std::map<std::string, std::unique_ptr<zip::Archive>> zips_;
     std::map<std::string, std::unique_ptr<Vpk>> vpks_;
+    std::map<std::string, std::unique_ptr<Pak>> paks_;
 };
 
 /// What one material's search produced.
@@ -162,6 +175,8 @@ private:
     // --- places ------------------------------------------------------------
 
     /// Loose files, then the archives (`archive_suffix`) of every game folder.
+    /// Quake 2 (".pak") also searches *.pk3 after its PACK files, as its
+    /// modern engines (Yamagi, Q2PRO, KEX) do.
     const std::vector<Place>& game_places(std::string_view archive_suffix, bool newest_archive_first) {
         auto [it, added] = places_.try_emplace(std::string(archive_suffix));
         if (!added) return it->second;
@@ -174,8 +189,15 @@ private:
                               }});
             std::vector<fs::path> archives = files_.with_suffix(dir, archive_suffix);
             if (newest_archive_first) std::reverse(archives.begin(), archives.end());
+            if (archive_suffix == ".pak") {  // pak9.pak before pak0.pak: later packs override earlier ones
+                for (const fs::path& a : archives)
+                    if (const Pak* p = files_.pak(a))
+                        places.push_back({a.string() + ":", [p](const std::string& rel) { return p->read(rel); }});
+                archives = files_.with_suffix(dir, ".pk3");
+                if (newest_archive_first) std::reverse(archives.begin(), archives.end());
+            }
             for (const fs::path& a : archives) {
-                if (archive_suffix == ".pk3") {
+                if (archive_suffix == ".pk3" || archive_suffix == ".pak") {
                     if (const zip::Archive* z = files_.zip(a))
                         places.push_back({a.string() + ":", [z](const std::string& rel) -> std::optional<Bytes> {
                                               if (const auto i = z->find(rel)) return z->extract(*i);
@@ -316,7 +338,7 @@ private:
         if (!palette_tried_) {
             palette_tried_ = true;
             Lookup probe;
-            if (const auto f = first(game_places(".pk3", true), {"pics/colormap.pcx"}, probe)) {
+            if (const auto f = first(game_places(".pak", true), {"pics/colormap.pcx"}, probe)) {
                 try {
                     palette_ = pcx_palette(f->first, f->second);
                 } catch (const Error& e) {
@@ -332,7 +354,7 @@ private:
 
     Lookup find_quake2(const std::string& material) {
         Lookup l;
-        const auto& places = game_places(".pk3", true);
+        const auto& places = game_places(".pak", true);
         const std::string base = "textures/" + lower(slashes(material));
         if (const auto f = first(places, {base + ".wal"}, l)) {
             if (const auto palette = quake2_palette(l))
