@@ -16,7 +16,7 @@ namespace {
 
 /// Reads `length` bytes at `offset` of an open stream, or throws naming the file.
 Bytes read_at(std::ifstream& in, uint64_t offset, uint64_t length, const std::string& name, const std::string& what) {
-    Bytes out(size_t(length));
+    Bytes out(static_cast<size_t>(length));
     in.clear();
     in.seekg(std::streamoff(offset));
     if (!in.read(reinterpret_cast<char*>(out.data()), std::streamsize(length)))
