@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <type_traits>
 
 namespace bspkit::textures {
 
@@ -82,42 +83,9 @@ public:
         return out;  // std::map order: sorted by lower-case name
     }
 
-    const zip::Archive* zip(const fs::path& path) {
-        auto [it, added] = zips_.try_emplace(path.string());
-        if (added) {
-            try {
-                it->second = std::make_unique<zip::Archive>(zip::Archive::open(path));
-                for (const Diagnostic& d : it->second->diagnostics()) diagnostics_.push_back(d);
-            } catch (const Error& e) {
-                diagnostics_.push_back({Severity::warning, "", -1, std::string(e.what()) + " (archive not searched)"});
-            }
-        }
-        return it->second.get();
-    }
-
-    const Pak* pak(const fs::path& path) {
-        auto [it, added] = paks_.try_emplace(path.string());
-        if (added) {
-            try {
-                it->second = std::make_unique<Pak>(Pak::open(path));
-            } catch (const Error& e) {
-                diagnostics_.push_back({Severity::warning, "", -1, std::string(e.what()) + " (archive not searched)"});
-            }
-        }
-        return it->second.get();
-    }
-
-    const Vpk* vpk(const fs::path& path) {
-        auto [it, added] = vpks_.try_emplace(path.string());
-        if (added) {
-            try {
-                it->second = std::make_unique<Vpk>(Vpk::open(path));
-            } catch (const Error& e) {
-                diagnostics_.push_back({Severity::warning, "", -1, std::string(e.what()) + " (archive not searched)"});
-            }
-        }
-        return it->second.get();
-    }
+    const zip::Archive* zip(const fs::path& path) { return opened(zips_, path); }
+    const Pak* pak(const fs::path& path) { return opened(paks_, path); }
+    const Vpk* vpk(const fs::path& path) { return opened(vpks_, path); }
 
 private:
     const std::map<std::string, std::string>& list(const fs::path& dir) {
@@ -128,6 +96,22 @@ private:
                 it->second.emplace(lower(d->path().filename().string()), d->path().filename().string());
         }
         return it->second;
+    }
+
+    /// The archive at `path`, opened once; nullptr (and a warning) when it cannot be read.
+    template <class Archive>
+    const Archive* opened(std::map<std::string, std::unique_ptr<Archive>>& cache, const fs::path& path) {
+        auto [it, added] = cache.try_emplace(path.string());
+        if (added) {
+            try {
+                it->second = std::make_unique<Archive>(Archive::open(path));
+                if constexpr (std::is_same_v<Archive, zip::Archive>)
+                    for (const Diagnostic& d : it->second->diagnostics()) diagnostics_.push_back(d);
+            } catch (const Error& e) {
+                diagnostics_.push_back({Severity::warning, "", -1, std::string(e.what()) + " (archive not searched)"});
+            }
+        }
+        return it->second.get();
     }
 
     std::vector<Diagnostic>& diagnostics_;
