@@ -12,6 +12,7 @@
 #include <bspkit/formats/source_pakfile.hpp>
 #include <bspkit/formats/source_props.hpp>
 #include <bspkit/model.hpp>
+#include <bspkit/query.hpp>
 #include <bspkit/textures.hpp>
 #include <bspkit/visibility.hpp>
 #include <bspkit/zip.hpp>
@@ -152,18 +153,51 @@ inline void texture_files(const uint8_t* data, size_t size) {
     (void)textures::parse_vmt(text);
 }
 
+/// Queries: World::prepare (hostile trees: cycles, out-of-range children must
+/// end in an Error), then leaf / contents / line, box and hull traces through
+/// the middle of the world and along its axes, and a visibility test.
+inline void queries(const uint8_t* data, size_t size) {
+    auto bsp = open(data, size);
+    if (!bsp) return;
+    guarded([&] {
+        const query::World world = query::World::prepare(*bsp);
+        const query::Vec3 points[] = {{0, 0, 0}, {64, -32, 16}, {-1024, 512, 128}, {4096, 4096, -4096}};
+        for (const auto& p : points) {
+            guarded([&] { (void)world.leaf_at(p); });
+            guarded([&] { (void)world.contents(p); });
+        }
+        for (size_t i = 0; i + 1 < std::size(points); ++i) {
+            guarded([&] { (void)world.trace(points[i], points[i + 1]); });
+            guarded([&] { (void)world.trace(points[i], points[i + 1], world.player()); });
+            guarded([&] {
+                query::TraceOptions o = query::TraceOptions::box({-8, -8, -8}, {8, 8, 8});
+                o.models = true;
+                (void)world.trace(points[i + 1], points[i], o);
+            });
+            guarded([&] { (void)world.visible(points[i], points[i + 1]); });
+        }
+        for (const auto& h : world.hulls())
+            guarded([&] {
+                query::TraceOptions o;
+                o.hull = h.index;
+                (void)world.trace(points[0], points[2], o);
+            });
+    });
+}
+
 struct EntryPoint {
     std::string_view name;
     void (*run)(const uint8_t*, size_t);
 };
 
-inline constexpr std::array<EntryPoint, 8> kEntryPoints = {{{"open", open_and_save},
+inline constexpr std::array<EntryPoint, 9> kEntryPoints = {{{"open", open_and_save},
                                                             {"check", check},
                                                             {"entities", entities},
                                                             {"props", props},
                                                             {"pak", pak},
                                                             {"vis", vis},
                                                             {"export", geometry_and_export},
-                                                            {"textures", texture_files}}};
+                                                            {"textures", texture_files},
+                                                            {"query", queries}}};
 
 }  // namespace bspkit::fuzz
