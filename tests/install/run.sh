@@ -1,10 +1,12 @@
 #!/bin/sh
 # make install, tested: installs BUILD_DIR into a temporary PREFIX, then builds a project outside
 # bspkit that finds it with find_package(bspkit) and opens a generated map with it; also runs the
-# installed binary. Usage: run.sh BUILD_DIR SOURCE_DIR
+# installed binary. Usage: run.sh BUILD_DIR SOURCE_DIR [FLAGS]; FLAGS (compile and link) are those the
+# library was built with that a consumer must share, e.g. -fsanitize=address,undefined for the ASan suite.
 set -eu
 build=$1
 src=$2
+flags=${3:-}
 prefix=$(mktemp -d "${TMPDIR:-/tmp}/bspkit-install.XXXXXX")
 trap 'rm -rf "$prefix"' EXIT
 
@@ -19,7 +21,8 @@ echo "installed: $(cd "$prefix" && find . -type f | sort | tr '\n' ' ' | cut -c1
 
 launcher=""
 command -v ccache > /dev/null 2>&1 && launcher="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
-cmake -S "$src/tests/install/consumer" -B "$prefix/consumer" -DCMAKE_PREFIX_PATH="$prefix" $launcher > "$prefix/configure.log" 2>&1 ||
+cmake -S "$src/tests/install/consumer" -B "$prefix/consumer" -DCMAKE_PREFIX_PATH="$prefix" $launcher \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" > "$prefix/configure.log" 2>&1 ||
   { cat "$prefix/configure.log"; exit 1; }
 cmake --build "$prefix/consumer" > "$prefix/build.log" 2>&1 || { cat "$prefix/build.log"; exit 1; }
 
