@@ -91,7 +91,12 @@ void validate_tree(const Bsp& bsp, const Collision& c, const Tree& t, std::span<
     };
     std::vector<Frame> path;
     for (const int32_t root : roots) {
-        if (root < 0) continue;
+        if (root < 0) {  // a model whose head is a leaf: in range like any child
+            if (size_t(~int64_t(root)) >= leafs)
+                fail(bsp, "models", -1, 0, "a model's head is leaf " + std::to_string(~int64_t(root)) +
+                                               ", out of range (" + std::to_string(leafs) + " " + t.leaf_lump + ")");
+            continue;
+        }
         if (size_t(root) >= nodes)
             fail(bsp, "models", -1, 0, "a model's head node " + std::to_string(root) + " is out of range (" +
                                            std::to_string(nodes) + " " + t.node_lump + ")");

@@ -154,6 +154,10 @@ TEST(Query, Quake2HostileReferencesAreRefused) {
               std::string::npos);
     EXPECT_NE(prepare_error(build([](Quake2Map& m) { m.models[0].headnode = 40; })).find("head node 40"),
               std::string::npos);
+    // A head that is a leaf (negative) out of range: found by fuzz_query on a
+    // Nightfire input, where the trace then read past the leafs.
+    EXPECT_NE(prepare_error(build([](Quake2Map& m) { m.models[0].headnode = -1000; })).find("head is leaf 999"),
+              std::string::npos);
 }
 
 // Shared subtrees are legal (Half-Life compilers merge equal clipnode
