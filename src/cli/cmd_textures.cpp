@@ -105,7 +105,9 @@ int run_textures(const std::string& file, const std::string& dir, const std::str
 }
 
 void add_textures(CLI::App& app, Action& action) {
-    auto* cmd = app.add_subcommand("textures", "Write the textures embedded in a map as PNG files");
+    auto* cmd = app.add_subcommand("textures",
+                                   "Write a map's textures as PNG files: embedded ones, then those found on the\n"
+                                   "search path (--wad, --game-dir, a Source map's pakfile)");
     auto file = std::make_shared<std::string>();
     auto dir = std::make_shared<std::string>();
     auto palette = std::make_shared<std::string>();
