@@ -339,7 +339,7 @@ private:
     Lookup find_quake2(const std::string& material) {
         Lookup l;
         const auto& places = game_places(".pak", true);
-        const std::string base = "textures/" + lower(slashes(material));
+        const std::string base = "textures/" + zip::engine_name(material);
         if (const auto f = first(places, {base + ".wal"}, l)) {
             if (const auto palette = quake2_palette(l))
                 if (decode_into(l, *f, [&](const Bytes& b, const std::string& n) { return decode_wal(b, *palette, n); }))
@@ -393,8 +393,8 @@ private:
 
     Lookup find_quake3(const std::string& material) {
         Lookup l;
-        std::string image = lower(slashes(material));
-        if (const auto it = shaders().find(image); it != shaders().end()) image = lower(slashes(it->second));
+        std::string image = zip::engine_name(material);
+        if (const auto it = shaders().find(image); it != shaders().end()) image = zip::engine_name(it->second);
         // The engine drops the extension and tries .tga then .jpg (ioquake3 adds .png).
         const size_t dot = image.rfind('.');
         const size_t slash = image.rfind('/');
@@ -412,7 +412,7 @@ private:
     // --- Source: VMT -> VTF ------------------------------------------------------
 
     static std::string material_path(std::string name, const char* ext) {
-        name = lower(slashes(std::move(name)));
+        name = zip::engine_name(name);
         while (!name.empty() && name.front() == '/') name.erase(0, 1);
         if (name.rfind("materials/", 0) == 0) name.erase(0, 10);
         if (name.size() > 4 && name.compare(name.size() - 4, 4, ext) == 0) name.resize(name.size() - 4);
