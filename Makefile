@@ -20,7 +20,9 @@ DEBIAN_PACKAGES = build-essential cmake pkg-config git \
 # Debian packages only the tests, benchmarks and fuzzers need (`make build` / `make test`): add test-only
 # tools here (a browser for render tests, ...). nodejs + npm run the npm tools of `test-deps`.
 # libzip is the tests' independent zip reader (the library has its own).
-TEST_DEBIAN_PACKAGES = libzip-dev libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev chromium
+TEST_DEBIAN_PACKAGES = libzip-dev libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev chromium \
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-dask python3-distributed python3-pandas \
+  python3-setuptools python3-wheel python3-pip
 # Node.js and npm for those tools: Debian's nodejs + npm, unless an `npm` is already on PATH (a Node.js
 # from elsewhere ships its own npm, and Debian's npm package would conflict with it).
 NODE_DEBIAN_PACKAGES = nodejs npm

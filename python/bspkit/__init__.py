@@ -351,7 +351,10 @@ class Bsp:
 
     @property
     def props(self) -> Optional[list[dict]]:
-        """Source static props (dicts: model, origin, angles, skin, solid, ...); None without a sprp game lump."""
+        """Source static props (dicts: model, origin, angles, skin, solid, ...); None without a sprp
+        game lump and for the other formats, which have none."""
+        if self.format != "source":
+            return None
         return self._core.static_props()
 
     def export(self, path: Union[str, os.PathLike], lighting: str = "baked", all_models: bool = True,
