@@ -32,7 +32,7 @@ TEST_NPM_TOOLS = tools/gltf-validator tools/render-check
 # Only `make bench` installs these: Embree 3 is query_bench's anchor (optional at build time).
 BENCH_PACKAGES = libembree-dev
 
-.PHONY: all deps test-deps demo build test test-sanitize bench fuzz clean install
+.PHONY: all deps test-deps demo build test test-sanitize bench fuzz clean install python-wheel
 
 all: build
 
@@ -99,6 +99,14 @@ PREFIX ?= /usr/local
 install: deps $(BUILD_DIR)/release/CMakeCache.txt
 	cmake --build $(BUILD_DIR)/release -j$(JOBS) --target bspkit bspkit_cli
 	cmake --install $(BUILD_DIR)/release --prefix $(PREFIX)
+
+# The Python bindings as a wheel (pyproject.toml + setup.py run this project's CMake; Debian's
+# pip offline: no build isolation, no downloads). pip install build/python-wheel/bspkit-*.whl
+python-wheel: test-deps
+	rm -rf $(BUILD_DIR)/python-wheel
+	BSPKIT_CMAKE_BUILD_DIR=$(abspath $(BUILD_DIR))/python-setup BSPKIT_JOBS=$(JOBS) \
+	  /usr/bin/python3 -m pip wheel --no-build-isolation --no-deps --no-index -w $(BUILD_DIR)/python-wheel .
+	@ls $(BUILD_DIR)/python-wheel/*.whl
 
 build: test-deps
 	cmake -S . -B $(BUILD_DIR)/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBSPKIT_CORPUS=$(CORPUS) $(CMAKE_FLAGS)
