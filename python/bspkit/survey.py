@@ -75,6 +75,8 @@ def write(lines: list[str], out: PathLike) -> None:
     tmp = out + ".tmp"
     if out.lower().endswith(".csv"):
         frame = to_frame(lines)
+        if "version" in frame:  # None for BSP2 / unreadable files: keep the others integers
+            frame["version"] = frame["version"].astype("Int64")
         for col in frame.columns:
             if frame[col].map(lambda v: isinstance(v, (dict, list))).any():
                 frame[col] = frame[col].map(lambda v: json.dumps(v, ensure_ascii=False))

@@ -44,6 +44,9 @@ py::object none_if_negative(int64_t v) { return v < 0 ? py::none() : py::object(
 struct Map {
     Bsp bsp;
     std::mutex lock;  // guards the lazily built members (built with the GIL released)
+    // Serialises edits (entities, pakfile) with saves, which run with the GIL released: a Python
+    // thread must not replace a lump while another one writes the file. Taken before `lock`.
+    std::mutex edit;
     std::unique_ptr<query::World> world;
     std::optional<EntityLump> entities;
     std::optional<source::Pakfile> pak;
@@ -357,6 +360,8 @@ PYBIND11_MODULE(_bspkit, m) {
         .def(
             "set_entities",
             [](Map& s, const std::vector<std::vector<std::pair<std::string, std::string>>>& list) {
+                py::gil_scoped_release nogil;  // the list is already converted to C++
+                std::lock_guard<std::mutex> g(s.edit);
                 EntityLump& lump = s.get_entities();
                 std::vector<Entity> ents;
                 ents.reserve(list.size());
@@ -380,6 +385,7 @@ PYBIND11_MODULE(_bspkit, m) {
                                 : compression == 2 ? Compression::decompress
                                                    : Compression::keep;
                 py::gil_scoped_release nogil;
+                std::lock_guard<std::mutex> g(s.edit);
                 if (s.pak && s.pak->modified()) s.pak->write_to(s.bsp);
                 s.bsp.save(path, o);
             },
@@ -393,6 +399,7 @@ PYBIND11_MODULE(_bspkit, m) {
                  Bytes out;
                  {
                      py::gil_scoped_release nogil;
+                     std::lock_guard<std::mutex> g(s.edit);
                      if (s.pak && s.pak->modified()) s.pak->write_to(s.bsp);
                      out = s.bsp.serialize(o);
                  }
@@ -537,11 +544,19 @@ PYBIND11_MODULE(_bspkit, m) {
                                           (why.empty() ? "a file name must not end with a slash" : why));
                 const py::buffer_info info = data.request();
                 const auto* p = static_cast<const uint8_t*>(info.ptr);
-                s.get_pak().add(raw, Bytes(p, p + info.size * info.itemsize));
+                Bytes bytes(p, p + info.size * info.itemsize);
+                py::gil_scoped_release nogil;
+                std::lock_guard<std::mutex> g(s.edit);
+                s.get_pak().add(raw, std::move(bytes));
             },
             py::arg("name"), py::arg("data"))
         .def(
-            "pak_remove", [](Map& s, const std::string& pattern) { return s.get_pak().remove_matching(utf8_to_bytes(pattern)); },
+            "pak_remove",
+            [](Map& s, const std::string& pattern) {
+                py::gil_scoped_release nogil;
+                std::lock_guard<std::mutex> g(s.edit);
+                return s.get_pak().remove_matching(utf8_to_bytes(pattern));
+            },
             py::arg("pattern"))
         .def("static_props",
              [](Map& s) -> py::object {
