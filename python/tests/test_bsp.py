@@ -189,3 +189,25 @@ def test_vis_rows_equal_the_cli(relpath):
         assert pvs.dtype == np.bool_ and len(pvs) == vis.clusters
         assert list(np.flatnonzero(pvs)) == cli["visible"]
         assert list(np.flatnonzero(pas)) == cli["audible"]
+
+
+def test_entities_assigned_as_dicts_save_and_reopen(tmp_path):
+    bsp = bspkit.open(corpus_path("q1_v29/q1_mp_lobby.bsp"))
+    world = dict(bsp.entities[0])
+    bsp.entities = [world, {"classname": "info_player_start", "origin": "0 0 24"}]
+    bsp.save(tmp_path / "two.bsp", compress=False)
+    back = bspkit.open(tmp_path / "two.bsp")
+    assert [dict(e) for e in back.entities] == [world, {"classname": "info_player_start", "origin": "0 0 24"}]
+    assert back.tobytes() == (tmp_path / "two.bsp").read_bytes()
+    assert [f for f in back.check() if f["lump"] == "entities" and f["severity"] == "error"] == []
+
+
+def test_source_compress_round_trip(tmp_path):
+    path = corpus_path("src_v20/sdk2013_boxinaroom.bsp")
+    bsp = bspkit.open(path)
+    bsp.save(tmp_path / "lzma.bsp", compress=True)
+    packed = bspkit.open(tmp_path / "lzma.bsp")
+    assert any(l.compressed for l in packed.lumps.values())
+    for name, lump in bsp.lumps.items():
+        if name not in ("game_lump", "pakfile"):
+            assert bytes(packed.lumps[name].data()) == bytes(lump.data()), name

@@ -140,3 +140,33 @@ def test_export_from_python_equals_the_cli(tmp_path):
     cli = json.loads(run_cli("export", path, "-o", tmp_path / "cli.glb", "--json").stdout)
     assert got["triangles"] == cli["triangles"] and got["materials"] == cli["materials"]
     assert (tmp_path / "py.glb").read_bytes() == (tmp_path / "cli.glb").read_bytes()
+
+
+def test_threads_share_a_map():
+    """trace / model / check release the GIL: Python threads on one map give the single-thread answers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    bsp = bspkit.open(corpus_path("src_v20/tf2_test_displacement_decompile.bsp"))
+    m = bsp.model(lightmaps=False, textures=False)
+    starts, ends = sample_rays(m, 500, 7)
+    expect = bsp.trace(starts, ends, threads=1)
+    findings = bsp.check()
+    with ThreadPoolExecutor(4) as pool:
+        traces = list(pool.map(lambda _: bsp.trace(starts, ends), range(8)))
+        checks = list(pool.map(lambda _: bsp.check(), range(4)))
+        models = list(pool.map(lambda _: len(bsp.model(lightmaps=False).indices), range(4)))
+    assert all((t == expect).all() for t in traces)
+    assert all(c == findings for c in checks)
+    assert models == [len(m.indices)] * 4
+
+
+def test_model_arrays_outlive_the_map():
+    bsp = bspkit.open(corpus_path("q1_v29/q1_mp_lobby.bsp"))
+    m = bsp.model()
+    positions, page = m.positions, m.lightmaps[0][1]
+    expect = positions.copy(), page.copy()
+    del bsp, m
+    import gc
+
+    gc.collect()
+    assert (positions == expect[0]).all() and (page == expect[1]).all()
