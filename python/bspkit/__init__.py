@@ -35,9 +35,9 @@ def open(source: Union[str, os.PathLike, bytes, bytearray, memoryview], name: st
 
     Raises BspError for a file bspkit cannot read (unknown format, truncated header, a directory...).
     """
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return Bsp(_bspkit.open_bytes(source, name))
-    return Bsp(_bspkit.open_path(os.fspath(source)))
+    if isinstance(source, (str, os.PathLike)):
+        return Bsp(_bspkit.open_path(os.fspath(source)))
+    return Bsp(_bspkit.open_bytes(source, name))  # any buffer: bytes, bytearray, memoryview, numpy
 
 
 class Lump:

@@ -230,6 +230,24 @@ query::TraceOptions trace_options(int hull, std::optional<std::array<float, 3>> 
     return o;
 }
 
+/// The bytes of any buffer (bytes, bytearray, memoryview, numpy array), in C order; a
+/// non-contiguous view (a strided slice) is copied through bytes() rather than read linearly.
+Bytes buffer_bytes(const py::buffer& data) {
+    const py::buffer_info info = data.request();
+    bool contiguous = true;
+    py::ssize_t expect = info.itemsize;
+    for (py::ssize_t i = info.ndim - 1; i >= 0; --i) {
+        if (info.shape[size_t(i)] > 1 && info.strides[size_t(i)] != expect) contiguous = false;
+        expect *= info.shape[size_t(i)];
+    }
+    if (!contiguous) {
+        const std::string copy = py::bytes(py::module_::import("builtins").attr("bytes")(py::memoryview(data)));
+        return Bytes(copy.begin(), copy.end());
+    }
+    const auto* p = static_cast<const uint8_t*>(info.ptr);
+    return Bytes(p, p + info.size * info.itemsize);
+}
+
 py::dict props_dict(const source::StaticPropsLump& lump, const source::StaticProp& p) {
     py::dict d;
     d["model"] = p.prop_type < lump.names.size() ? py::object(py::str(bytes_to_utf8(lump.names[p.prop_type])))
@@ -287,9 +305,7 @@ PYBIND11_MODULE(_bspkit, m) {
     m.def(
         "open_bytes",
         [](const py::buffer& data, const std::string& name) {
-            const py::buffer_info info = data.request();
-            const auto* p = static_cast<const uint8_t*>(info.ptr);
-            Bytes bytes(p, p + info.size * info.itemsize);
+            Bytes bytes = buffer_bytes(data);
             py::gil_scoped_release nogil;
             return std::make_shared<Map>(Bsp::parse(std::move(bytes), name));
         },
@@ -542,9 +558,7 @@ PYBIND11_MODULE(_bspkit, m) {
                 if (!source::entry_path(raw, &why) || raw.back() == '/' || raw.back() == '\\')
                     throw py::value_error("cannot store '" + name + "' in a pakfile: " +
                                           (why.empty() ? "a file name must not end with a slash" : why));
-                const py::buffer_info info = data.request();
-                const auto* p = static_cast<const uint8_t*>(info.ptr);
-                Bytes bytes(p, p + info.size * info.itemsize);
+                Bytes bytes = buffer_bytes(data);
                 py::gil_scoped_release nogil;
                 std::lock_guard<std::mutex> g(s.edit);
                 s.get_pak().add(raw, std::move(bytes));

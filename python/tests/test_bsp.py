@@ -211,3 +211,13 @@ def test_source_compress_round_trip(tmp_path):
     for name, lump in bsp.lumps.items():
         if name not in ("game_lump", "pakfile"):
             assert bytes(packed.lumps[name].data()) == bytes(lump.data()), name
+
+
+def test_open_from_buffers():
+    raw = corpus_path("q2_v38/q2_mp_lobby.bsp").read_bytes()
+    doubled = np.repeat(np.frombuffer(raw, dtype=np.uint8), 2)
+    for source in (bytearray(raw), memoryview(raw), np.frombuffer(raw, dtype=np.uint8), memoryview(doubled)[::2]):
+        bsp = bspkit.open(source, name="mem.bsp")
+        assert bsp.format == "quake2" and bytes(bsp.data()) == raw
+    with pytest.raises(TypeError):
+        bspkit.open(12345)
