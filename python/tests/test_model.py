@@ -170,3 +170,18 @@ def test_model_arrays_outlive_the_map():
 
     gc.collect()
     assert (positions == expect[0]).all() and (page == expect[1]).all()
+
+
+@pytest.mark.parametrize("relpath", ["q1_v29/q1_mp_lobby.bsp", "q2_v38/q2_base1.bsp", "q3_v46/oa_ctf2.bsp",
+                                     "src_v20/tf2_mp_lobby.bsp", "hl1_v30/hl_undertow.bsp"])
+def test_leaf_at_equals_the_cli(relpath):
+    path = corpus_path(relpath)
+    bsp = bspkit.open(path)
+    m = bsp.model(lightmaps=False, textures=False)
+    rng = np.random.default_rng(5)
+    lo, hi = m.positions.min(axis=0), m.positions.max(axis=0)
+    for p in rng.uniform(lo, hi, (5, 3)).astype(np.float32).astype(float).tolist():
+        got = bsp.leaf_at(p)
+        cli = json.loads(run_cli("leaf", path, *[repr(x) for x in p], "--json").stdout)
+        assert got["leaf"] == cli["leaf"] and got["cluster"] == cli["cluster"] and got["area"] == cli["area"]
+        assert got["contents"] == cli["contents"]["raw"] and got["content_flags"] == cli["contents"]["flags"]
