@@ -20,7 +20,9 @@ DEBIAN_PACKAGES = build-essential cmake pkg-config git \
 # Debian packages only the tests, benchmarks and fuzzers need (`make build` / `make test`): add test-only
 # tools here (a browser for render tests, ...). nodejs + npm run the npm tools of `test-deps`.
 # libzip is the tests' independent zip reader (the library has its own).
-TEST_DEBIAN_PACKAGES = libzip-dev libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev chromium
+TEST_DEBIAN_PACKAGES = libzip-dev libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev chromium \
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-dask python3-distributed python3-pandas \
+  python3-setuptools python3-wheel python3-pip
 # Node.js and npm for those tools: Debian's nodejs + npm, unless an `npm` is already on PATH (a Node.js
 # from elsewhere ships its own npm, and Debian's npm package would conflict with it).
 NODE_DEBIAN_PACKAGES = nodejs npm
@@ -30,7 +32,7 @@ TEST_NPM_TOOLS = tools/gltf-validator tools/render-check
 # Only `make bench` installs these: Embree 3 is query_bench's anchor (optional at build time).
 BENCH_PACKAGES = libembree-dev
 
-.PHONY: all deps test-deps demo build test test-sanitize bench fuzz clean install
+.PHONY: all deps test-deps demo build test test-sanitize bench fuzz clean install python-wheel
 
 all: build
 
@@ -97,6 +99,14 @@ PREFIX ?= /usr/local
 install: deps $(BUILD_DIR)/release/CMakeCache.txt
 	cmake --build $(BUILD_DIR)/release -j$(JOBS) --target bspkit bspkit_cli
 	cmake --install $(BUILD_DIR)/release --prefix $(PREFIX)
+
+# The Python bindings as a wheel (pyproject.toml + setup.py run this project's CMake; Debian's
+# pip offline: no build isolation, no downloads). pip install build/python-wheel/bspkit-*.whl
+python-wheel: test-deps
+	rm -rf $(BUILD_DIR)/python-wheel
+	BSPKIT_CMAKE_BUILD_DIR=$(abspath $(BUILD_DIR))/python-setup BSPKIT_JOBS=$(JOBS) \
+	  /usr/bin/python3 -m pip wheel --no-build-isolation --no-deps --no-index -w $(BUILD_DIR)/python-wheel .
+	@ls $(BUILD_DIR)/python-wheel/*.whl
 
 build: test-deps
 	cmake -S . -B $(BUILD_DIR)/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBSPKIT_CORPUS=$(CORPUS) $(CMAKE_FLAGS)

@@ -1,0 +1,187 @@
+"""Model arrays against the command line's export, and traces against `bspkit trace --rays`."""
+import json
+
+import numpy as np
+import pytest
+
+import bspkit
+from conftest import SUPPORTED, corpus_path, run_cli
+
+SKIPPED = bspkit.Model.MATERIAL_FLAGS["nodraw"] | bspkit.Model.MATERIAL_FLAGS["trigger"] | \
+    bspkit.Model.MATERIAL_FLAGS["clip"]
+
+
+def obj_area(path):
+    """Total triangle area of an OBJ file, read independently of bspkit (v and f lines)."""
+    verts, faces = [], []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("v "):
+                verts.append([float(x) for x in line.split()[1:4]])
+            elif line.startswith("f "):
+                faces.append([int(t.split("/")[0]) - 1 for t in line.split()[1:4]])
+    if not faces:
+        return 0.0, 0
+    v = np.array(verts, dtype=np.float64)
+    i = np.array(faces)
+    area = 0.5 * np.linalg.norm(np.cross(v[i[:, 1]] - v[i[:, 0]], v[i[:, 2]] - v[i[:, 0]]), axis=1)
+    return float(area.sum()), len(faces)
+
+
+@pytest.mark.parametrize("relpath", SUPPORTED)
+def test_arrays_equal_the_exported_counts_and_area(relpath, tmp_path):
+    path = corpus_path(relpath)
+    bsp = bspkit.open(path)
+    m = bsp.model(lightmaps=False, textures=False)
+    # shapes, dtypes, zero-copy views of the model (base: the C++ object)
+    nv, nt = len(m.positions), len(m.indices)
+    assert m.positions.shape == (nv, 3) and m.positions.dtype == np.float32
+    assert m.normals.shape == (nv, 3) and m.uv.shape == (nv, 2) and m.lightmap_uv.shape == (nv, 2)
+    assert m.colors.shape == (nv, 4) and m.colors.dtype == np.uint8
+    assert m.indices.shape == (nt, 3) and m.indices.dtype == np.uint32
+    assert m.positions.base is not None and not m.positions.flags.owndata
+    assert nt == 0 or int(m.indices.max()) < nv
+    assert int(m.surface_triangle_count.sum()) == nt
+    assert len(m.triangle_surface) == nt
+    # what the exporter keeps: no nodraw / trigger / clip surfaces
+    flags = np.array([mat["flags"] for mat in m.materials], dtype=np.uint32)
+    keep = (flags[m.triangle_material] & SKIPPED) == 0 if nt else np.zeros(0, bool)
+    out = tmp_path / "map.obj"
+    summary = json.loads(run_cli("export", path, "-o", out, "--json", "--lighting", "none", "--no-textures").stdout)
+    assert int(keep.sum()) == summary["triangles"]
+    area, faces = obj_area(out)
+    assert faces == summary["triangles"]
+    assert float(m.triangle_areas()[keep].sum()) == pytest.approx(area, rel=1e-6, abs=1e-3)
+
+
+def test_lightmaps_and_textures_are_rgba_pages():
+    bsp = bspkit.open(corpus_path("q1_v29/q1_mp_lobby.bsp"))
+    m = bsp.model()
+    assert m.lightmaps, "a lit Quake map has lightmap pages"
+    style, page = m.lightmaps[0]
+    assert style == 0 and page.ndim == 3 and page.shape[2] == 4 and page.dtype == np.uint8
+    assert (page[..., 3] == 255).all()
+    assert m.textures and all(t.shape[2] == 4 for _, t in m.textures)
+    names = {mat["name"] for mat in m.materials}
+    assert {n for n, _ in m.textures} <= names | {n.lower() for n in names}
+
+
+def sample_rays(m, n, seed):
+    rng = np.random.default_rng(seed)
+    p = m.positions
+    lo, hi = p.min(axis=0) - 16, p.max(axis=0) + 16
+    starts = rng.uniform(lo, hi, (n, 3)).astype(np.float32)
+    ends = rng.uniform(lo, hi, (n, 3)).astype(np.float32)
+    return starts, ends
+
+
+def cli_traces(path, starts, ends, tmp_path, *extra):
+    rays = tmp_path / "rays.txt"
+    rays.write_text("".join(
+        f"{a[0]!r},{a[1]!r},{a[2]!r} {b[0]!r},{b[1]!r},{b[2]!r}\n"
+        for a, b in zip(starts.astype(float).tolist(), ends.astype(float).tolist())))
+    r = run_cli("trace", path, "--rays", rays, *extra, check=False)
+    return r, [json.loads(line) for line in r.stdout.splitlines()]
+
+
+def assert_same(rows, cli):
+    assert len(rows) == len(cli)
+    for row, c in zip(rows, cli):
+        assert float(row["fraction"]) == c["fraction"]
+        assert row["end"].tolist() == c["end"]
+        assert bool(row["hit"]) == c["hit"]
+        assert bool(row["startsolid"]) == c["startsolid"] and bool(row["allsolid"]) == c["allsolid"]
+        if c["fraction"] < 1:
+            assert row["normal"].tolist() == c["normal"]
+            assert int(row["model"]) == c["model"]
+            assert int(row["contents"]) == c["contents"]["raw"]
+            assert int(row["surface_flags"]) == c["surface_flags"]
+            assert (int(row["brush"]) if row["brush"] >= 0 else None) == c["brush"]
+            assert bool(row["triangle"]) == c["triangle"]
+
+
+@pytest.mark.parametrize("relpath", SUPPORTED)
+def test_traces_equal_the_cli(relpath, tmp_path):
+    path = corpus_path(relpath)
+    bsp = bspkit.open(path)
+    try:
+        m = bsp.model(lightmaps=False, textures=False)
+    except bspkit.BspError:
+        pytest.fail("every supported corpus map builds")
+    if len(m.positions) == 0:
+        return
+    starts, ends = sample_rays(m, 200, 13)
+    for extra, kwargs in (((), {}), (("--box", "-16,-16,-24,16,16,32", "--models"),
+                                     {"mins": (-16, -16, -24), "maxs": (16, 16, 32), "models": True})):
+        r, cli = cli_traces(path, starts, ends, tmp_path, *extra)
+        if r.returncode != 0:  # e.g. a Quake map without clip hulls traced with a box
+            with pytest.raises(bspkit.BspError) as e:
+                bsp.trace(starts, ends, **kwargs)
+            assert str(e.value) == r.stderr.strip().splitlines()[-1]
+            continue
+        rows = bsp.trace(starts, ends, **kwargs)
+        assert rows.shape == (len(starts),)
+        assert_same(rows, cli)
+        # one thread gives the same rows as every core
+        assert (bsp.trace(starts, ends, threads=1, **kwargs) == rows).all()
+
+
+def test_trace_rejects_bad_shapes():
+    bsp = bspkit.open(corpus_path("q2_v38/q2_base1.bsp"))
+    with pytest.raises(ValueError):
+        bsp.trace(np.zeros((3, 3)), np.zeros((2, 3)))
+    with pytest.raises(ValueError):
+        bsp.trace(np.zeros((1, 3)), np.zeros((1, 3)), mins=(1, 1, 1), maxs=(0, 0, 0))
+
+
+def test_export_from_python_equals_the_cli(tmp_path):
+    path = corpus_path("q2_v38/q2_base1.bsp")
+    got = bspkit.open(path).export(tmp_path / "py.glb")
+    cli = json.loads(run_cli("export", path, "-o", tmp_path / "cli.glb", "--json").stdout)
+    assert got["triangles"] == cli["triangles"] and got["materials"] == cli["materials"]
+    assert (tmp_path / "py.glb").read_bytes() == (tmp_path / "cli.glb").read_bytes()
+
+
+def test_threads_share_a_map():
+    """trace / model / check release the GIL: Python threads on one map give the single-thread answers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    bsp = bspkit.open(corpus_path("src_v20/tf2_test_displacement_decompile.bsp"))
+    m = bsp.model(lightmaps=False, textures=False)
+    starts, ends = sample_rays(m, 500, 7)
+    expect = bsp.trace(starts, ends, threads=1)
+    findings = bsp.check()
+    with ThreadPoolExecutor(4) as pool:
+        traces = list(pool.map(lambda _: bsp.trace(starts, ends), range(8)))
+        checks = list(pool.map(lambda _: bsp.check(), range(4)))
+        models = list(pool.map(lambda _: len(bsp.model(lightmaps=False).indices), range(4)))
+    assert all((t == expect).all() for t in traces)
+    assert all(c == findings for c in checks)
+    assert models == [len(m.indices)] * 4
+
+
+def test_model_arrays_outlive_the_map():
+    bsp = bspkit.open(corpus_path("q1_v29/q1_mp_lobby.bsp"))
+    m = bsp.model()
+    positions, page = m.positions, m.lightmaps[0][1]
+    expect = positions.copy(), page.copy()
+    del bsp, m
+    import gc
+
+    gc.collect()
+    assert (positions == expect[0]).all() and (page == expect[1]).all()
+
+
+@pytest.mark.parametrize("relpath", ["q1_v29/q1_mp_lobby.bsp", "q2_v38/q2_base1.bsp", "q3_v46/oa_ctf2.bsp",
+                                     "src_v20/tf2_mp_lobby.bsp", "hl1_v30/hl_undertow.bsp"])
+def test_leaf_at_equals_the_cli(relpath):
+    path = corpus_path(relpath)
+    bsp = bspkit.open(path)
+    m = bsp.model(lightmaps=False, textures=False)
+    rng = np.random.default_rng(5)
+    lo, hi = m.positions.min(axis=0), m.positions.max(axis=0)
+    for p in rng.uniform(lo, hi, (5, 3)).astype(np.float32).astype(float).tolist():
+        got = bsp.leaf_at(p)
+        cli = json.loads(run_cli("leaf", path, *[repr(x) for x in p], "--json").stdout)
+        assert got["leaf"] == cli["leaf"] and got["cluster"] == cli["cluster"] and got["area"] == cli["area"]
+        assert got["contents"] == cli["contents"]["raw"] and got["content_flags"] == cli["contents"]["flags"]

@@ -1,0 +1,82 @@
+// bspkit::survey on maps the project generates: the record of the compiled room map, rows with
+// "error" (never an exception) for unreadable files, and find_maps' order.
+#include <bspkit/entities.hpp>
+#include <bspkit/file_io.hpp>
+#include <bspkit/survey.hpp>
+
+#include "room_map.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+using namespace bspkit;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+    const fs::path dir = fs::temp_directory_path() / ("bspkit_survey_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+}  // namespace
+
+TEST(Survey, RoomMapRecord) {
+    const fs::path dir = temp_dir("room");
+    const Bytes bytes = samples::compile_room_map(samples::room_design());
+    write_file_atomic(dir / "rooms.bsp", bytes);
+    const survey::Record r = survey::survey_file(dir / "rooms.bsp");
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_EQ(r.format, "quake1");
+    EXPECT_EQ(r.version, 29);
+    EXPECT_EQ(r.size, bytes.size());
+    EXPECT_EQ(r.errors, 0u);
+    const Bsp bsp = Bsp::parse(Bytes(bytes), "rooms.bsp");
+    const EntityLump ents = read_entities(bsp);
+    EXPECT_EQ(r.entities, ents.entities.size());
+    EXPECT_EQ(r.entity_classes.at("light"), 3u);
+    EXPECT_EQ(r.entity_classes.at("func_door"), 1u);
+    EXPECT_EQ(r.lump_records.at("faces"), bsp.record_count(*bsp.find_lump("faces")).value());
+    EXPECT_EQ(r.textures.size(), 4u);
+    ASSERT_TRUE(r.mins && r.maxs);
+    for (int k = 0; k < 3; ++k) EXPECT_LT((*r.mins)[k], (*r.maxs)[k]);
+    EXPECT_GT(r.triangles, 0u);
+
+    const auto j = nlohmann::json::parse(survey::to_json_line(r));
+    EXPECT_EQ(j["format"], "quake1");
+    EXPECT_TRUE(j["error"].is_null());
+    EXPECT_EQ(j["entity_classes"]["light"], 3);
+    fs::remove_all(dir);
+}
+
+TEST(Survey, UnreadableFilesAreRowsWithAnError) {
+    const fs::path dir = temp_dir("bad");
+    { std::ofstream(dir / "junk.bsp") << "definitely not a map"; }
+    fs::create_directories(dir / "sub.bsp");
+    const fs::path truncated = dir / "sub.bsp" / "short.BSP";
+    const Bytes room = samples::compile_room_map(samples::room_design());
+    write_file_atomic(truncated, ByteSpan(room).first(40));
+    { std::ofstream(dir / "notes.txt") << "x"; }
+
+    const auto maps = survey::find_maps({dir});
+    ASSERT_EQ(maps.size(), 2u);  // the directory named *.bsp is searched, not surveyed; notes.txt is not a map
+    EXPECT_EQ(maps[0], dir / "junk.bsp");
+    EXPECT_EQ(maps[1], truncated);
+    for (const auto& p : maps) {
+        const survey::Record r = survey::survey_file(p);
+        EXPECT_FALSE(r.error.empty()) << p;
+        EXPECT_NE(r.error.find(p.string()), std::string::npos) << r.error;
+        EXPECT_FALSE(nlohmann::json::parse(survey::to_json_line(r))["error"].is_null());
+    }
+    const survey::Record missing = survey::survey_file(dir / "missing.bsp");
+    EXPECT_FALSE(missing.error.empty());
+    const survey::Record directory = survey::survey_file(dir / "sub.bsp");
+    EXPECT_NE(directory.error.find("directory"), std::string::npos) << directory.error;
+    EXPECT_THROW(survey::find_maps({dir / "missing"}), Error);
+    fs::remove_all(dir);
+}
