@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #ifdef BSPKIT_HAVE_EMBREE
@@ -163,9 +165,14 @@ void run(const std::string& relpath) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    (void)argc;
-    (void)argv;  // accepts and ignores Google Benchmark flags (make bench passes --benchmark_min_time)
+    // Corpus-relative paths on the command line pick the maps (default: the largest of each family);
+    // Google Benchmark flags (make bench passes --benchmark_min_time) are accepted and ignored.
+    std::vector<std::string> chosen;
+    for (int i = 1; i < argc; ++i)
+        if (std::string_view(argv[i]).substr(0, 2) != "--") chosen.emplace_back(argv[i]);
     std::printf("random rays from empty points, 2048 units long; per core = one thread\n");
+    for (const auto& f : chosen) run(f);
+    if (!chosen.empty()) return 0;
     for (const char* f : {"q1_v29/pd_change_dest.bsp", "q1_bsp2/bevytb_example_q1_lit.bsp",
                           "hl1_v30/cs16_de_torabora.bsp", "q2_v38/librequake_lq_e0m2_quake2.bsp",
                           "q3_v46/nexuiz_ons-reborn.bsp", "nightfire_v42/nf_weapon_accuracy_nf.bsp",
