@@ -60,49 +60,81 @@ struct HullTrace {
         return leafs[~num].contents;
     }
 
-    // True while the trace goes on (no impact on this path).
-    bool check(int32_t num, float p1f, float p2f, const float p1[3], const float p2[3]) {
+    /// Where a piece of the segment began when it was cut off at a node:
+    /// that node's plane (the side the trace came from), its own segment and
+    /// the fraction of the cut, for the impact and its back-off.
+    struct Entry {
+        const Plane* plane;
+        bool flip;
+        float frac;
+        const float* p1;
+        const float* p2;
+        float p1f, p2f;
+    };
+
+    // SV_RecursiveHullCheck's results, walked front to back: the engine asks
+    // the far side's contents at the cut point before it goes on; here the far
+    // side's first leaf (the one holding the cut point) answers that itself,
+    // which spares a descent from every cut. True while the trace goes on.
+    bool check(int32_t num, float p1f, float p2f, const float p1[3], const float p2[3], const Entry* entry) {
         constexpr float DIST_EPSILON = 0.03125f;
-        if (++steps > budget) out_of_steps(c, tree);
-        if (num < 0) {
-            if (leafs[~num].contents != quake1_contents_solid) allsolid = false;
-            else startsolid = true;
-            return true;
-        }
-        const Node& node = nodes[num];
-        const Plane& plane = planes[node.plane];
-        const float t1 = plane_dist(plane, p1), t2 = plane_dist(plane, p2);
-        if (t1 >= 0 && t2 >= 0) return check(node.child[0], p1f, p2f, p1, p2);
-        if (t1 < 0 && t2 < 0) return check(node.child[1], p1f, p2f, p1, p2);
-        // Put the crosspoint DIST_EPSILON units on the near side.
-        float frac = t1 < 0 ? (t1 + DIST_EPSILON) / (t1 - t2) : (t1 - DIST_EPSILON) / (t1 - t2);
-        frac = std::clamp(frac, 0.0f, 1.0f);
-        float midf = p1f + (p2f - p1f) * frac;
-        float mid[3];
-        lerp(p1, p2, frac, mid);
-        const int side = t1 < 0;
-        if (!check(node.child[side], p1f, midf, p1, mid)) return false;
-        if (contents(node.child[side ^ 1], mid) != quake1_contents_solid)
-            return check(node.child[side ^ 1], midf, p2f, mid, p2);
-        if (allsolid) return false;  // never got out of the solid area
-        // The other side of the node is solid: this is the impact point.
-        const float s = side ? -1.0f : 1.0f;
-        for (int i = 0; i < 3; ++i) normal[i] = s * plane.n[i];
-        dist = s * plane.d;
-        // Back off while the point is in solid (float error on steep planes).
-        while (contents(root, mid) == quake1_contents_solid) {
-            frac -= 0.1f;
-            if (frac < 0) {
-                fraction = midf;
-                std::copy(mid, mid + 3, end);
+        for (;;) {
+            if (++steps > budget) out_of_steps(c, tree);
+            if (num < 0) {
+                if (leafs[~num].contents != quake1_contents_solid) {
+                    allsolid = false;
+                    return true;
+                }
+                if (!entry) {  // the trace starts in solid
+                    startsolid = true;
+                    return true;
+                }
+                if (allsolid) return false;  // never got out of the solid area
+                impact(*entry);
                 return false;
             }
-            midf = p1f + (p2f - p1f) * frac;
+            const Node& node = nodes[num];
+            const Plane& plane = planes[node.plane];
+            const float t1 = plane_dist(plane, p1), t2 = plane_dist(plane, p2);
+            if (t1 >= 0 && t2 >= 0) {
+                num = node.child[0];
+                continue;
+            }
+            if (t1 < 0 && t2 < 0) {
+                num = node.child[1];
+                continue;
+            }
+            // Put the crosspoint DIST_EPSILON units on the near side.
+            float frac = t1 < 0 ? (t1 + DIST_EPSILON) / (t1 - t2) : (t1 - DIST_EPSILON) / (t1 - t2);
+            frac = std::clamp(frac, 0.0f, 1.0f);
+            const float midf = p1f + (p2f - p1f) * frac;
+            float mid[3];
             lerp(p1, p2, frac, mid);
+            const int side = t1 < 0;
+            if (!check(node.child[side], p1f, midf, p1, mid, entry)) return false;
+            const Entry cut{&plane, side != 0, frac, p1, p2, p1f, p2f};
+            return check(node.child[side ^ 1], midf, p2f, mid, p2, &cut);
+        }
+    }
+
+    /// The far side of `e`'s cut is solid: the impact is on its plane, backed
+    /// off while the point is in solid (float error on steep planes).
+    void impact(const Entry& e) {
+        const float s = e.flip ? -1.0f : 1.0f;
+        for (int i = 0; i < 3; ++i) normal[i] = s * e.plane->n[i];
+        dist = s * e.plane->d;
+        float frac = e.frac;
+        float midf = e.p1f + (e.p2f - e.p1f) * frac;
+        float mid[3];
+        lerp(e.p1, e.p2, frac, mid);
+        while (contents(root, mid) == quake1_contents_solid) {
+            frac -= 0.1f;
+            if (frac < 0) break;
+            midf = e.p1f + (e.p2f - e.p1f) * frac;
+            lerp(e.p1, e.p2, frac, mid);
         }
         fraction = midf;
         std::copy(mid, mid + 3, end);
-        return false;
     }
 };
 
@@ -287,7 +319,7 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             HullTrace h{c, t, c.planes.data(), t.nodes.data(), t.leafs.data(), model.root[size_t(hull)]};
             h.budget = step_budget(t);
             std::copy(e.v, e.v + 3, h.end);
-            h.check(h.root, 0, 1, s.v, e.v);
+            h.check(h.root, 0, 1, s.v, e.v, nullptr);
             if (h.allsolid) h.startsolid = true;  // SV_ClipMoveToEntity
             // SV_ClipToLinks: a nearer hit (or any solid start) replaces the result.
             if (!first && !(h.allsolid || h.startsolid || h.fraction < r.fraction)) return;
