@@ -190,7 +190,7 @@ struct BoxTrace {
         const PackedBrush& brush_rec = w.brushes[b];
         const uint32_t num_sides = point ? brush_rec.num_point : brush_rec.num_all;
         if (num_sides == 0) return;
-        if (!(uint32_t(brush_rec.contents) & mask) || !may_touch(brush_rec.lo, brush_rec.hi)) return;
+        if (!(brush_rec.mask_bits & mask) || !may_touch(brush_rec.lo, brush_rec.hi)) return;
         const PackedSide* sides =
             point ? &w.sides_point[brush_rec.first_point] : &w.sides_all[brush_rec.first_all];
         float enter = -1, leave = 1;
@@ -285,62 +285,15 @@ void World::Impl::require_hull(int hull) const {
                         (c.hull_missing.empty() ? std::string("the compiler did not build it") : c.hull_missing));
 }
 
-TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const {
-    const Impl& w = *impl_;
+namespace {
+
+/// Brush families (and Quake 1 hulls traced through BSPX BRUSHLIST): the
+/// box swept against the world's brush BVH, then the brush models, then for
+/// line traces the displacement / patch triangles.
+TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const TraceOptions& o, bool is_box) {
     const Collision& c = w.c;
     TraceResult r;
     r.end = end_v;
-    const bool is_box = o.mins != o.maxs || o.mins != Vec3{};
-
-    if (c.kind == Kind::hulls) {
-        int hull = o.hull;
-        Vec3 offset{};  // hull mins - box mins (SV_HullForEntity)
-        if (hull < 0) {
-            hull = 0;
-            if (is_box) {
-                const float size_x = o.maxs.x - o.mins.x, size_z = o.maxs.z - o.mins.z;
-                if (c.goldsrc_hulls)
-                    hull = size_x <= 8 ? 0 : size_x <= 36 ? (size_z <= 36 ? 3 : 1) : 2;
-                else
-                    hull = size_x < 3 ? 0 : size_x <= 32 ? 1 : 2;
-            }
-            w.require_hull(hull);
-            if (hull > 0) offset = c.hulls[size_t(hull)].mins - o.mins;
-        } else {
-            w.require_hull(hull);
-        }
-        const Tree& t = c.trees[hull == 0 ? 0 : 1];
-        bool first = true;
-        auto run = [&](size_t m) {
-            const Model& model = c.models[m];
-            if (model.root[size_t(hull)] >= 0 && size_t(model.root[size_t(hull)]) >= t.nodes.size()) return;
-            const Vec3 shift = offset + model.origin;
-            const V s = vec(start_v - shift), e = vec(end_v - shift);
-            HullTrace h{c, t, c.planes.data(), t.nodes.data(), t.leafs.data(), model.root[size_t(hull)]};
-            h.budget = step_budget(t);
-            std::copy(e.v, e.v + 3, h.end);
-            h.check(h.root, 0, 1, s.v, e.v, nullptr);
-            if (h.allsolid) h.startsolid = true;  // SV_ClipMoveToEntity
-            // SV_ClipToLinks: a nearer hit (or any solid start) replaces the result.
-            if (!first && !(h.allsolid || h.startsolid || h.fraction < r.fraction)) return;
-            const bool was_startsolid = r.startsolid;
-            r.fraction = h.fraction;
-            r.startsolid = h.startsolid || (!first && was_startsolid);
-            r.allsolid = h.allsolid;
-            r.normal = out(h.normal);
-            r.dist = h.dist;
-            r.end = out(h.end) + shift;
-            r.model = h.fraction < 1 || h.startsolid ? int32_t(m) : -1;
-            r.contents = r.model >= 0 ? Contents{quake1_contents_solid, c.flags_of(quake1_contents_solid)} : Contents{};
-            first = false;
-        };
-        run(0);
-        if (o.models)
-            for (size_t m = 1; m < c.models.size(); ++m) run(m);
-        if (r.fraction >= 1 && !r.startsolid) r.end = end_v;
-        return r;
-    }
-
     // Brush families.
     const uint32_t mask = o.mask ? o.mask : is_box ? c.mask_playersolid : c.mask_solid;
     BoxTrace bt{c, w, {}, {}, {}, {}, !is_box, mask, c.epsilon};
@@ -428,6 +381,74 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
     }
     r.end = bt.fraction >= 1 ? end_v : start_v + delta * bt.fraction;
     return r;
+}
+
+}  // namespace
+
+TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const {
+    const Impl& w = *impl_;
+    const Collision& c = w.c;
+    TraceResult r;
+    r.end = end_v;
+    const bool is_box = o.mins != o.maxs || o.mins != Vec3{};
+
+    if (c.kind == Kind::hulls) {
+        int hull = o.hull;
+        Vec3 offset{};  // hull mins - box mins (SV_HullForEntity)
+        if (hull < 0) {
+            hull = 0;
+            if (is_box) {
+                const float size_x = o.maxs.x - o.mins.x, size_z = o.maxs.z - o.mins.z;
+                if (c.goldsrc_hulls)
+                    hull = size_x <= 8 ? 0 : size_x <= 36 ? (size_z <= 36 ? 3 : 1) : 2;
+                else
+                    hull = size_x < 3 ? 0 : size_x <= 32 ? 1 : 2;
+            }
+            w.require_hull(hull);
+            if (hull > 0 && c.hulls[size_t(hull)].brushlist) return brush_trace(w, start_v, end_v, o, true);
+            if (hull > 0) offset = c.hulls[size_t(hull)].mins - o.mins;
+        } else {
+            w.require_hull(hull);
+            if (hull > 0 && c.hulls[size_t(hull)].brushlist) {
+                TraceOptions box = o;
+                box.mins = c.hulls[size_t(hull)].mins;
+                box.maxs = c.hulls[size_t(hull)].maxs;
+                return brush_trace(w, start_v, end_v, box, true);
+            }
+        }
+        const Tree& t = c.trees[hull == 0 ? 0 : 1];
+        bool first = true;
+        auto run = [&](size_t m) {
+            const Model& model = c.models[m];
+            if (model.root[size_t(hull)] >= 0 && size_t(model.root[size_t(hull)]) >= t.nodes.size()) return;
+            const Vec3 shift = offset + model.origin;
+            const V s = vec(start_v - shift), e = vec(end_v - shift);
+            HullTrace h{c, t, c.planes.data(), t.nodes.data(), t.leafs.data(), model.root[size_t(hull)]};
+            h.budget = step_budget(t);
+            std::copy(e.v, e.v + 3, h.end);
+            h.check(h.root, 0, 1, s.v, e.v, nullptr);
+            if (h.allsolid) h.startsolid = true;  // SV_ClipMoveToEntity
+            // SV_ClipToLinks: a nearer hit (or any solid start) replaces the result.
+            if (!first && !(h.allsolid || h.startsolid || h.fraction < r.fraction)) return;
+            const bool was_startsolid = r.startsolid;
+            r.fraction = h.fraction;
+            r.startsolid = h.startsolid || (!first && was_startsolid);
+            r.allsolid = h.allsolid;
+            r.normal = out(h.normal);
+            r.dist = h.dist;
+            r.end = out(h.end) + shift;
+            r.model = h.fraction < 1 || h.startsolid ? int32_t(m) : -1;
+            r.contents = r.model >= 0 ? Contents{quake1_contents_solid, c.flags_of(quake1_contents_solid)} : Contents{};
+            first = false;
+        };
+        run(0);
+        if (o.models)
+            for (size_t m = 1; m < c.models.size(); ++m) run(m);
+        if (r.fraction >= 1 && !r.startsolid) r.end = end_v;
+        return r;
+    }
+
+    return brush_trace(w, start_v, end_v, o, is_box);
 }
 
 }  // namespace bspkit::query

@@ -16,6 +16,7 @@ struct PackedBrush {
     uint32_t first_all = 0, num_all = 0;      ///< into World::Impl::sides_all
     uint32_t first_point = 0, num_point = 0;  ///< into World::Impl::sides_point
     int32_t contents = 0;
+    uint32_t mask_bits = 0;  ///< what a trace's mask is tested against (Collision::mask_bits_of)
 };
 struct PackedSide {
     float n[3];

@@ -6,6 +6,7 @@
 //     against model::build's world mesh (drawn, solid surfaces) within 0.5
 //     units for >= 99% of the rays where both hit;
 //   - player-box traces never end in solid, and the way back is free.
+#include <bspkit/bspx.hpp>
 #include <bspkit/entities.hpp>
 #include <bspkit/model.hpp>
 #include <bspkit/query.hpp>
@@ -81,7 +82,14 @@ TEST_P(QueryCorpus, SpawnPointsStandOnFloors) {
     const Bsp bsp = Bsp::open(f.path);
     const World world = World::prepare(bsp);
     const auto player = world.player();
-    if (world.hulls().size() > 1 && !world.hulls()[1].available) {  // BSPX BRUSHLIST maps: no clipnodes
+    // Maps without clipnodes trace their hulls through BSPX BRUSHLIST when they have one.
+    const bool has_brushlist = bspx::read(bsp).find("BRUSHLIST") != nullptr;
+    if (world.hulls().size() > 1) {
+        const auto clip_lump = bsp.find_lump("clipnodes");
+        const bool clipnodes = clip_lump && bsp.decoded_length(*clip_lump) > 0;
+        EXPECT_EQ(world.hulls()[1].brushlist, !clipnodes && has_brushlist) << f.relpath;
+    }
+    if (world.hulls().size() > 1 && !world.hulls()[1].available) {  // neither clipnodes nor BRUSHLIST
         EXPECT_THROW(world.trace(Vec3{}, Vec3{}, player), Error) << f.relpath;
         return;
     }
@@ -300,7 +308,7 @@ TEST_P(QueryCorpus, BoxTracesNeverEndInSolid) {
     const World world = World::prepare(bsp);
     if (world.hulls().size() > 1 && !world.hulls()[1].available) {
         EXPECT_THROW(world.trace({}, {1, 0, 0}, world.player()), Error) << f.relpath;
-        return;  // BSPX BRUSHLIST maps: hulls 1-3 unavailable
+        return;  // neither clipnodes nor BSPX BRUSHLIST: hulls 1-3 unavailable
     }
     const auto player = world.player();
     const Mesh mesh = world_mesh(bsp);
