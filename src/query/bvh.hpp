@@ -48,40 +48,66 @@ void walk(const Bvh& bvh, const float start[3], const float dir[3], const float 
     if (bvh.nodes.empty()) return;
     float inv[3];
     for (int a = 0; a < 3; ++a) inv[a] = dir[a] != 0 ? 1.0f / dir[a] : 0.0f;
-    uint32_t stack[64];
-    int sp = 0;
-    uint32_t n = 0;
-    for (;;) {
-        const BvhNode& node = bvh.nodes[n];
-        float t0 = 0, t1 = tmax;
-        bool miss = false;
-        for (int a = 0; a < 3 && !miss; ++a) {
+    // Where the segment enters a node's grown box (t0), or false when it misses it.
+    auto enters = [&](const BvhNode& node, float& t0) {
+        t0 = 0;
+        float t1 = tmax;
+        for (int a = 0; a < 3; ++a) {
             const float lo = node.lo[a] - grow_lo[a], hi = node.hi[a] + grow_hi[a];
             if (dir[a] == 0) {
-                miss = start[a] < lo || start[a] > hi;
+                if (start[a] < lo || start[a] > hi) return false;
                 continue;
             }
             float ta = (lo - start[a]) * inv[a], tb = (hi - start[a]) * inv[a];
             if (ta > tb) std::swap(ta, tb);
             t0 = ta > t0 ? ta : t0;
             t1 = tb < t1 ? tb : t1;
-            miss = t0 > t1;
+            if (t0 > t1) return false;
         }
-        if (!miss) {
-            if (node.count) {
-                for (uint32_t i = node.index; i < node.index + node.count; ++i)
-                    if (!visit(bvh.items[i])) return;
-            } else {
-                // Near child next, far child later.
-                const uint32_t left = n + 1, right = node.index;
-                const bool left_first = dir[node.axis] >= 0;
-                if (sp < 64) stack[sp++] = left_first ? right : left;
-                n = left_first ? left : right;
+        return true;
+    };
+    struct Pending {
+        uint32_t node;
+        float t0;
+    };
+    Pending stack[64];
+    int sp = 0;
+    float t_root;
+    if (!enters(bvh.nodes[0], t_root)) return;
+    uint32_t n = 0;
+    for (;;) {
+        const BvhNode& node = bvh.nodes[n];
+        if (node.count) {
+            for (uint32_t i = node.index; i < node.index + node.count; ++i)
+                if (!visit(bvh.items[i])) return;
+        } else {
+            // Both children tested here: the nearer next, the farther kept with
+            // its entry so that a hit found meanwhile drops it unread.
+            uint32_t near = n + 1, far = node.index;
+            float t_near, t_far;
+            const bool hit_near = enters(bvh.nodes[near], t_near), hit_far = enters(bvh.nodes[far], t_far);
+            if (hit_near && hit_far) {
+                if (t_far < t_near) {
+                    std::swap(near, far);
+                    std::swap(t_near, t_far);
+                }
+                if (sp < 64) stack[sp++] = {far, t_far};
+                n = near;
+                continue;
+            }
+            if (hit_near || hit_far) {
+                n = hit_near ? near : far;
                 continue;
             }
         }
-        if (sp == 0) return;
-        n = stack[--sp];
+        for (;;) {  // the next pending node the segment still reaches
+            if (sp == 0) return;
+            const Pending p = stack[--sp];
+            if (p.t0 <= tmax) {
+                n = p.node;
+                break;
+            }
+        }
     }
 }
 
