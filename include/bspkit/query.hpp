@@ -12,8 +12,9 @@
 //   - Quake 1, BSP2, GoldSrc: SV_RecursiveHullCheck through hull 0 (nodes and
 //     leafs) or the clipnode hulls 1-3; a box picks a hull as SV_HullForEntity
 //     does and is offset by hull mins - box mins. DIST_EPSILON 1/32.
-//     Maps without clipnodes (BSPX BRUSHLIST, e.g. ericw-tools -wrbrushes)
-//     have hulls 1-3 unavailable: a box / hull trace there throws Error.
+//     Maps without clipnodes but with BSPX BRUSHLIST (ericw-tools
+//     -wrbrushes) trace hulls 1-3 through those brushes (HullInfo::brushlist),
+//     as FTE does; without either, a box / hull trace throws Error.
 //   - Quake 2, Quake 3, Nightfire, Source: brushes in the leaves reached by
 //     the box swept down the tree (CM_BoxTrace): each side plane moved out by
 //     the box's extent along its normal, the compilers' bevel sides included
@@ -138,6 +139,10 @@ struct HullInfo {
     int index = 0;
     Vec3 mins, maxs;       ///< the box the hull was built for
     bool available = false;
+    /// Traced through the brushes of BSPX BRUSHLIST (a map without clipnodes,
+    /// e.g. ericw-tools -wrbrushes): the hull's box swept against every brush,
+    /// each side pushed out by the box as FTE does, instead of a clip tree.
+    bool brushlist = false;
 };
 
 class World {

@@ -88,7 +88,9 @@ void add_leaf(CLI::App& app, Action& action) {
             nlohmann::json hulls = nlohmann::json::array();
             for (const auto& h : world.hulls())
                 if (h.index > 0 && h.available)
-                    hulls.push_back({{"hull", h.index}, {"contents", contents_json(world.contents(p, h.index))}});
+                    hulls.push_back({{"hull", h.index},
+                                     {"source", h.brushlist ? "bspx:BRUSHLIST" : "clipnodes"},
+                                     {"contents", contents_json(world.contents(p, h.index))}});
             if (!hulls.empty()) j["hulls"] = hulls;
             if (*json) {
                 fmt::print("{}\n", j.dump(2));
@@ -98,7 +100,8 @@ void add_leaf(CLI::App& app, Action& action) {
                        leaf.leaf, leaf.cluster, leaf.area, query::content_flag_names(leaf.contents.flags),
                        leaf.contents.raw);
             for (const auto& h : hulls)
-                fmt::print("hull {}: {}\n", h["hull"].get<int>(), h["contents"]["flags"].get<std::string>());
+                fmt::print("hull {} ({}): {}\n", h["hull"].get<int>(), h["source"].get<std::string>(),
+                           h["contents"]["flags"].get<std::string>());
             return kExitOk;
         };
     });

@@ -86,6 +86,9 @@ struct Collision {
     uint32_t mask_solid = 1, mask_playersolid = 1, mask_opaque = 1;
     float epsilon = 0.03125f;
     uint32_t (*flags_of)(int32_t raw) = nullptr;
+    /// Brush contents -> the bits `mask` is tested against (null: the raw
+    /// bits; Quake 1 BRUSHLIST brushes hold negative CONTENTS_* values).
+    uint32_t (*mask_bits_of)(int32_t raw) = nullptr;
     std::pair<Vec3, Vec3> player_box;
     /// Which family's hull / box rules apply (Quake 1 vs GoldSrc).
     bool goldsrc_hulls = false;

@@ -60,88 +60,144 @@ struct HullTrace {
         return leafs[~num].contents;
     }
 
-    // True while the trace goes on (no impact on this path).
-    bool check(int32_t num, float p1f, float p2f, const float p1[3], const float p2[3]) {
+    /// Where a piece of the segment began when it was cut off at a node:
+    /// that node's plane (the side the trace came from), its own segment and
+    /// the fraction of the cut, for the impact and its back-off.
+    struct Entry {
+        const Plane* plane;
+        bool flip;
+        float frac;
+        const float* p1;
+        const float* p2;
+        float p1f, p2f;
+    };
+
+    // SV_RecursiveHullCheck's results, walked front to back: the engine asks
+    // the far side's contents at the cut point before it goes on; here the far
+    // side's first leaf (the one holding the cut point) answers that itself,
+    // which spares a descent from every cut. True while the trace goes on.
+    bool check(int32_t num, float p1f, float p2f, const float p1[3], const float p2[3], const Entry* entry) {
         constexpr float DIST_EPSILON = 0.03125f;
-        if (++steps > budget) out_of_steps(c, tree);
-        if (num < 0) {
-            if (leafs[~num].contents != quake1_contents_solid) allsolid = false;
-            else startsolid = true;
-            return true;
-        }
-        const Node& node = nodes[num];
-        const Plane& plane = planes[node.plane];
-        const float t1 = plane_dist(plane, p1), t2 = plane_dist(plane, p2);
-        if (t1 >= 0 && t2 >= 0) return check(node.child[0], p1f, p2f, p1, p2);
-        if (t1 < 0 && t2 < 0) return check(node.child[1], p1f, p2f, p1, p2);
-        // Put the crosspoint DIST_EPSILON units on the near side.
-        float frac = t1 < 0 ? (t1 + DIST_EPSILON) / (t1 - t2) : (t1 - DIST_EPSILON) / (t1 - t2);
-        frac = std::clamp(frac, 0.0f, 1.0f);
-        float midf = p1f + (p2f - p1f) * frac;
-        float mid[3];
-        lerp(p1, p2, frac, mid);
-        const int side = t1 < 0;
-        if (!check(node.child[side], p1f, midf, p1, mid)) return false;
-        if (contents(node.child[side ^ 1], mid) != quake1_contents_solid)
-            return check(node.child[side ^ 1], midf, p2f, mid, p2);
-        if (allsolid) return false;  // never got out of the solid area
-        // The other side of the node is solid: this is the impact point.
-        const float s = side ? -1.0f : 1.0f;
-        for (int i = 0; i < 3; ++i) normal[i] = s * plane.n[i];
-        dist = s * plane.d;
-        // Back off while the point is in solid (float error on steep planes).
-        while (contents(root, mid) == quake1_contents_solid) {
-            frac -= 0.1f;
-            if (frac < 0) {
-                fraction = midf;
-                std::copy(mid, mid + 3, end);
+        for (;;) {
+            if (++steps > budget) out_of_steps(c, tree);
+            if (num < 0) {
+                if (leafs[~num].contents != quake1_contents_solid) {
+                    allsolid = false;
+                    return true;
+                }
+                if (!entry) {  // the trace starts in solid
+                    startsolid = true;
+                    return true;
+                }
+                if (allsolid) return false;  // never got out of the solid area
+                impact(*entry);
                 return false;
             }
-            midf = p1f + (p2f - p1f) * frac;
+            const Node& node = nodes[num];
+            const Plane& plane = planes[node.plane];
+            const float t1 = plane_dist(plane, p1), t2 = plane_dist(plane, p2);
+            if (t1 >= 0 && t2 >= 0) {
+                num = node.child[0];
+                continue;
+            }
+            if (t1 < 0 && t2 < 0) {
+                num = node.child[1];
+                continue;
+            }
+            // Put the crosspoint DIST_EPSILON units on the near side.
+            float frac = t1 < 0 ? (t1 + DIST_EPSILON) / (t1 - t2) : (t1 - DIST_EPSILON) / (t1 - t2);
+            frac = std::clamp(frac, 0.0f, 1.0f);
+            const float midf = p1f + (p2f - p1f) * frac;
+            float mid[3];
             lerp(p1, p2, frac, mid);
+            const int side = t1 < 0;
+            if (!check(node.child[side], p1f, midf, p1, mid, entry)) return false;
+            const Entry cut{&plane, side != 0, frac, p1, p2, p1f, p2f};
+            return check(node.child[side ^ 1], midf, p2f, mid, p2, &cut);
+        }
+    }
+
+    /// The far side of `e`'s cut is solid: the impact is on its plane, backed
+    /// off while the point is in solid (float error on steep planes).
+    void impact(const Entry& e) {
+        const float s = e.flip ? -1.0f : 1.0f;
+        for (int i = 0; i < 3; ++i) normal[i] = s * e.plane->n[i];
+        dist = s * e.plane->d;
+        float frac = e.frac;
+        float midf = e.p1f + (e.p2f - e.p1f) * frac;
+        float mid[3];
+        lerp(e.p1, e.p2, frac, mid);
+        while (contents(root, mid) == quake1_contents_solid) {
+            frac -= 0.1f;
+            if (frac < 0) break;
+            midf = e.p1f + (e.p2f - e.p1f) * frac;
+            lerp(e.p1, e.p2, frac, mid);
         }
         fraction = midf;
         std::copy(mid, mid + 3, end);
-        return false;
     }
 };
 
 // ---- brush families ---------------------------------------------------------
 
-struct Marks {
-    uint64_t world = 0;
-    uint32_t current = 0;
-    std::vector<uint32_t> marks;
-};
-thread_local Marks tls_marks;
-
 struct BoxTrace {
     const Collision& c;
-    float start[3], end[3], mins[3], maxs[3], ext[3];
+    const World::Impl& w;
+    static constexpr float kMargin = 1.0f;  ///< above every family's epsilon
+    float start[3], end[3], mins[3], maxs[3];
     bool point;
     uint32_t mask;
     float eps;
-    Marks* marks = nullptr;
-    uint64_t steps = 0, budget = 0;
+    float inv_dir[3] = {0, 0, 0};  ///< 1 / (end - start) per axis, inf where the segment is parallel
     // results
     float fraction = 1;
     bool startsolid = false, allsolid = false;
-    const Plane* plane = nullptr;
+    const PackedSide* plane = nullptr;
     int32_t contents = 0;
     uint32_t surface = 0;
     int32_t brush = -1;
 
+    void set_segment(const float s[3], const float e[3]) {
+        for (int i = 0; i < 3; ++i) {
+            start[i] = s[i];
+            end[i] = e[i];
+            const float d = e[i] - s[i];
+            inv_dir[i] = d != 0 ? 1.0f / d : std::numeric_limits<float>::infinity();
+        }
+    }
+
+    /// False when the segment misses the brush's bounds grown by the box and
+    /// a margin above the epsilon: the sides could not report a hit or a solid
+    /// start there (the axial sides are among them), so the brush is skipped.
+    bool may_touch(const float (&blo)[3], const float (&bhi)[3]) const {
+        float t0 = 0, t1 = 1;
+        for (int a = 0; a < 3; ++a) {
+            const float lo = blo[a] - maxs[a] - kMargin, hi = bhi[a] - mins[a] + kMargin;
+            if (end[a] == start[a]) {
+                if (start[a] < lo || start[a] > hi) return false;
+                continue;
+            }
+            float ta = (lo - start[a]) * inv_dir[a], tb = (hi - start[a]) * inv_dir[a];
+            if (ta > tb) std::swap(ta, tb);
+            t0 = std::max(t0, ta);  // an infinite bound gives +-inf here, never NaN (finite start)
+            t1 = std::min(t1, tb);
+            if (t0 > t1) return false;
+        }
+        return true;
+    }
+
     void clip_brush(uint32_t b) {
-        const Brush& brush_rec = c.brushes[b];
-        if (!(uint32_t(brush_rec.contents) & mask) || brush_rec.num_sides == 0) return;
+        const PackedBrush& brush_rec = w.brushes[b];
+        const uint32_t num_sides = point ? brush_rec.num_point : brush_rec.num_all;
+        if (num_sides == 0) return;
+        if (!(brush_rec.mask_bits & mask) || !may_touch(brush_rec.lo, brush_rec.hi)) return;
+        const PackedSide* sides =
+            point ? &w.sides_point[brush_rec.first_point] : &w.sides_all[brush_rec.first_all];
         float enter = -1, leave = 1;
-        const Plane* clip = nullptr;
-        uint32_t clip_surface = 0;
+        const PackedSide* clip = nullptr;
         bool getout = false, startout = false;
-        for (uint32_t i = 0; i < brush_rec.num_sides; ++i) {
-            const Side& side = c.sides[brush_rec.first_side + i];
-            if (point && side.bevel) continue;  // bevels only matter for boxes
-            const Plane& p = c.planes[size_t(side.plane)];
+        for (uint32_t i = 0; i < num_sides; ++i) {
+            const PackedSide& p = sides[i];
             float dist = p.d;
             if (!point)  // push the plane out by the box corner nearest to it
                 for (int j = 0; j < 3; ++j) dist -= p.n[j] * (p.n[j] < 0 ? maxs[j] : mins[j]);
@@ -157,7 +213,6 @@ struct BoxTrace {
                 if (f > enter) {
                     enter = f;
                     clip = &p;
-                    clip_surface = side.surface;
                 }
             } else {  // leaving
                 const float f = std::min(1.0f, (d1 + eps) / (d1 - d2));
@@ -177,84 +232,12 @@ struct BoxTrace {
         if (enter < leave && enter > -1 && enter < fraction && clip) {
             fraction = std::max(0.0f, enter);
             plane = clip;
-            surface = clip_surface;
+            surface = clip->surface;
             contents = brush_rec.contents;
             brush = int32_t(b);
         }
     }
-
-    void leaf(int32_t l) {
-        const Leaf& lf = c.trees[0].leafs[size_t(l)];
-        for (uint32_t i = 0; i < lf.num_brushes; ++i) {
-            const uint32_t b = c.leaf_brushes[lf.first_brush + i];
-            if (marks->marks[b] == marks->current) continue;
-            marks->marks[b] = marks->current;
-            clip_brush(b);
-            if (allsolid) return;
-        }
-    }
-
-    void node(int32_t num, float p1f, float p2f, const float p1[3], const float p2[3]) {
-        if (fraction <= p1f) return;  // already hit something nearer
-        if (++steps > budget) out_of_steps(c, c.trees[0]);
-        if (num < 0) {
-            leaf(~num);
-            return;
-        }
-        const Node& n = c.trees[0].nodes[size_t(num)];
-        const Plane& p = c.planes[size_t(n.plane)];
-        float t1, t2, offset;
-        if (p.type < 3) {
-            t1 = p1[p.type] - p.d;
-            t2 = p2[p.type] - p.d;
-            offset = ext[p.type];
-        } else {
-            t1 = p.n[0] * p1[0] + p.n[1] * p1[1] + p.n[2] * p1[2] - p.d;
-            t2 = p.n[0] * p2[0] + p.n[1] * p2[1] + p.n[2] * p2[2] - p.d;
-            offset = point ? 0 : std::fabs(ext[0] * p.n[0]) + std::fabs(ext[1] * p.n[1]) + std::fabs(ext[2] * p.n[2]);
-        }
-        if (t1 >= offset + 1 && t2 >= offset + 1) return node(n.child[0], p1f, p2f, p1, p2);
-        if (t1 < -offset - 1 && t2 < -offset - 1) return node(n.child[1], p1f, p2f, p1, p2);
-        int side;
-        float frac, frac2;
-        if (t1 < t2) {
-            const float idist = 1.0f / (t1 - t2);
-            side = 1;
-            frac2 = (t1 + offset + eps) * idist;
-            frac = (t1 - offset + eps) * idist;
-        } else if (t1 > t2) {
-            const float idist = 1.0f / (t1 - t2);
-            side = 0;
-            frac2 = (t1 - offset - eps) * idist;
-            frac = (t1 + offset + eps) * idist;
-        } else {
-            side = 0;
-            frac = 1;
-            frac2 = 0;
-        }
-        frac = std::clamp(frac, 0.0f, 1.0f);
-        frac2 = std::clamp(frac2, 0.0f, 1.0f);
-        float mid[3];
-        lerp(p1, p2, frac, mid);
-        node(n.child[side], p1f, p1f + (p2f - p1f) * frac, p1, mid);
-        lerp(p1, p2, frac2, mid);
-        node(n.child[side ^ 1], p1f + (p2f - p1f) * frac2, p2f, mid, p2);
-    }
 };
-
-Marks& marks_for(const World::Impl& w) {
-    Marks& m = tls_marks;
-    if (m.world != w.id || m.marks.size() != w.c.brushes.size()) {
-        m.world = w.id;
-        m.marks.assign(w.c.brushes.size(), 0);
-        m.current = 0;
-    }
-    if (++m.current == 0) {  // wrapped: clear
-        std::fill(m.marks.begin(), m.marks.end(), 0);
-        m.current = 1;
-    }
-    return m;
-}
 
 // ---- triangles (line traces) --------------------------------------------------
 
@@ -278,64 +261,18 @@ float ray_triangle(const float o[3], const float d[3], const Triangle& t, float 
 
 }  // namespace
 
-void World::Impl::build_bvh() {
-    const size_t n = c.triangles.size();
-    if (n == 0) return;
-    bvh_tris.resize(n);
-    std::vector<float> centre(n * 3);
-    for (size_t i = 0; i < n; ++i) {
-        bvh_tris[i] = uint32_t(i);
+void World::Impl::build_triangle_bvh() {
+    std::vector<Aabb> boxes(c.triangles.size());
+    std::vector<uint32_t> ids(c.triangles.size());
+    for (size_t i = 0; i < c.triangles.size(); ++i) {
         const Triangle& t = c.triangles[i];
-        centre[i * 3 + 0] = (t.a.x + t.b.x + t.c.x) / 3;
-        centre[i * 3 + 1] = (t.a.y + t.b.y + t.c.y) / 3;
-        centre[i * 3 + 2] = (t.a.z + t.b.z + t.c.z) / 3;
-    }
-    struct Job {
-        uint32_t node, first, count;
-    };
-    std::vector<Job> jobs;
-    bvh.push_back({});
-    jobs.push_back({0, 0, uint32_t(n)});
-    while (!jobs.empty()) {
-        const Job j = jobs.back();
-        jobs.pop_back();
-        BvhNode& node = bvh[j.node];
+        ids[i] = uint32_t(i);
         for (int a = 0; a < 3; ++a) {
-            node.lo[a] = std::numeric_limits<float>::max();
-            node.hi[a] = -std::numeric_limits<float>::max();
+            boxes[i].lo[a] = std::min({axis(t.a, a), axis(t.b, a), axis(t.c, a)});
+            boxes[i].hi[a] = std::max({axis(t.a, a), axis(t.b, a), axis(t.c, a)});
         }
-        for (uint32_t i = j.first; i < j.first + j.count; ++i) {
-            const Triangle& t = c.triangles[bvh_tris[i]];
-            for (const Vec3& v : {t.a, t.b, t.c}) {
-                const float p[3] = {v.x, v.y, v.z};
-                for (int a = 0; a < 3; ++a) {
-                    node.lo[a] = std::min(node.lo[a], p[a]);
-                    node.hi[a] = std::max(node.hi[a], p[a]);
-                }
-            }
-        }
-        if (j.count <= 4) {
-            node.first = j.first;
-            node.count = j.count;
-            continue;
-        }
-        int axis_i = 0;
-        for (int a = 1; a < 3; ++a)
-            if (node.hi[a] - node.lo[a] > node.hi[axis_i] - node.lo[axis_i]) axis_i = a;
-        const uint32_t half = j.count / 2;
-        std::nth_element(bvh_tris.begin() + j.first, bvh_tris.begin() + j.first + half,
-                         bvh_tris.begin() + j.first + j.count, [&](uint32_t x, uint32_t y) {
-                             return centre[x * 3 + size_t(axis_i)] < centre[y * 3 + size_t(axis_i)];
-                         });
-        const uint32_t left = uint32_t(bvh.size());
-        bvh.push_back({});
-        const uint32_t right = uint32_t(bvh.size());
-        bvh.push_back({});
-        bvh[j.node].first = right;
-        bvh[j.node].count = 0;
-        jobs.push_back({left, j.first, half});
-        jobs.push_back({right, j.first + half, j.count - half});
     }
+    triangle_bvh = Bvh::build(boxes, ids);
 }
 
 void World::Impl::require_hull(int hull) const {
@@ -348,82 +285,42 @@ void World::Impl::require_hull(int hull) const {
                         (c.hull_missing.empty() ? std::string("the compiler did not build it") : c.hull_missing));
 }
 
-TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const {
-    const Impl& w = *impl_;
+namespace {
+
+/// Brush families (and Quake 1 hulls traced through BSPX BRUSHLIST): the
+/// box swept against the world's brush BVH, then the brush models, then for
+/// line traces the displacement / patch triangles.
+TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const TraceOptions& o, bool is_box) {
     const Collision& c = w.c;
     TraceResult r;
     r.end = end_v;
-    const bool is_box = o.mins != o.maxs || o.mins != Vec3{};
-
-    if (c.kind == Kind::hulls) {
-        int hull = o.hull;
-        Vec3 offset{};  // hull mins - box mins (SV_HullForEntity)
-        if (hull < 0) {
-            hull = 0;
-            if (is_box) {
-                const float size_x = o.maxs.x - o.mins.x, size_z = o.maxs.z - o.mins.z;
-                if (c.goldsrc_hulls)
-                    hull = size_x <= 8 ? 0 : size_x <= 36 ? (size_z <= 36 ? 3 : 1) : 2;
-                else
-                    hull = size_x < 3 ? 0 : size_x <= 32 ? 1 : 2;
-            }
-            w.require_hull(hull);
-            if (hull > 0) offset = c.hulls[size_t(hull)].mins - o.mins;
-        } else {
-            w.require_hull(hull);
-        }
-        const Tree& t = c.trees[hull == 0 ? 0 : 1];
-        bool first = true;
-        auto run = [&](size_t m) {
-            const Model& model = c.models[m];
-            if (model.root[size_t(hull)] >= 0 && size_t(model.root[size_t(hull)]) >= t.nodes.size()) return;
-            const Vec3 shift = offset + model.origin;
-            const V s = vec(start_v - shift), e = vec(end_v - shift);
-            HullTrace h{c, t, c.planes.data(), t.nodes.data(), t.leafs.data(), model.root[size_t(hull)]};
-            h.budget = step_budget(t);
-            std::copy(e.v, e.v + 3, h.end);
-            h.check(h.root, 0, 1, s.v, e.v);
-            if (h.allsolid) h.startsolid = true;  // SV_ClipMoveToEntity
-            // SV_ClipToLinks: a nearer hit (or any solid start) replaces the result.
-            if (!first && !(h.allsolid || h.startsolid || h.fraction < r.fraction)) return;
-            const bool was_startsolid = r.startsolid;
-            r.fraction = h.fraction;
-            r.startsolid = h.startsolid || (!first && was_startsolid);
-            r.allsolid = h.allsolid;
-            r.normal = out(h.normal);
-            r.dist = h.dist;
-            r.end = out(h.end) + shift;
-            r.model = h.fraction < 1 || h.startsolid ? int32_t(m) : -1;
-            r.contents = r.model >= 0 ? Contents{quake1_contents_solid, c.flags_of(quake1_contents_solid)} : Contents{};
-            first = false;
-        };
-        run(0);
-        if (o.models)
-            for (size_t m = 1; m < c.models.size(); ++m) run(m);
-        if (r.fraction >= 1 && !r.startsolid) r.end = end_v;
-        return r;
-    }
-
     // Brush families.
     const uint32_t mask = o.mask ? o.mask : is_box ? c.mask_playersolid : c.mask_solid;
-    BoxTrace bt{c, {}, {}, {}, {}, {}, !is_box, mask, c.epsilon};
-    bt.marks = &marks_for(w);
-    bt.budget = step_budget(c.trees[0]);
+    BoxTrace bt{c, w, {}, {}, {}, {}, !is_box, mask, c.epsilon};
     const V mins = vec(o.mins), maxs = vec(o.maxs);
+    float grow_lo[3], grow_hi[3];  // a brush's bounds as the box's centre meets them, plus BoxTrace's margin
     for (int i = 0; i < 3; ++i) {
         bt.mins[i] = mins[i];
         bt.maxs[i] = maxs[i];
-        bt.ext[i] = std::max(-mins[i], maxs[i]);
+        grow_lo[i] = maxs[i] + BoxTrace::kMargin;
+        grow_hi[i] = -mins[i] + BoxTrace::kMargin;
     }
     auto run = [&](size_t m) {
         const Model& model = c.models[m];
         const V s = vec(start_v - model.origin), e = vec(end_v - model.origin);
-        std::copy(s.v, s.v + 3, bt.start);
-        std::copy(e.v, e.v + 3, bt.end);
+        bt.set_segment(s.v, e.v);
         const float before = bt.fraction;
         const int32_t brush_before = bt.brush;
         if (m == 0) {
-            bt.node(model.root[0], 0, 1, s.v, e.v);
+            const float dir[3] = {e.v[0] - s.v[0], e.v[1] - s.v[1], e.v[2] - s.v[2]};
+            walk(w.world_brush_bvh, s.v, dir, grow_lo, grow_hi, bt.fraction, [&](uint32_t b) {
+                bt.clip_brush(b);
+                return !bt.allsolid;
+            });
+            for (const uint32_t b : w.world_unbounded) {
+                if (bt.allsolid) break;
+                bt.clip_brush(b);
+            }
         } else {
             for (const uint32_t b : model.brushes) {
                 bt.clip_brush(b);
@@ -441,47 +338,23 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
     Vec3 tri_normal{};
     const Vec3 delta = end_v - start_v;
     const float length = float(model::length(delta));
-    if (!is_box && !w.bvh.empty() && length > 0 && !bt.allsolid) {
+    if (!is_box && !w.triangle_bvh.empty() && length > 0 && !bt.allsolid) {
         const float o3[3] = {start_v.x, start_v.y, start_v.z}, d3[3] = {delta.x, delta.y, delta.z};
-        const float inv[3] = {1.0f / d3[0], 1.0f / d3[1], 1.0f / d3[2]};
+        const float zero[3] = {0, 0, 0};
         float best = bt.fraction;
-        uint32_t stack[64];
-        int sp = 0;
-        stack[sp++] = 0;
-        while (sp > 0) {
-            const BvhNode& n = w.bvh[stack[--sp]];
-            float t0 = 0, t1 = best;
-            bool miss = false;
-            for (int a = 0; a < 3 && !miss; ++a) {
-                float ta = (n.lo[a] - o3[a]) * inv[a], tb = (n.hi[a] - o3[a]) * inv[a];
-                if (std::isnan(ta) || std::isnan(tb)) {  // parallel ray on the slab boundary
-                    if (o3[a] < n.lo[a] || o3[a] > n.hi[a]) miss = true;
-                    continue;
-                }
-                if (ta > tb) std::swap(ta, tb);
-                t0 = std::max(t0, ta);
-                t1 = std::min(t1, tb);
-                miss = t0 > t1;
-            }
-            if (miss) continue;
-            if (n.count) {
-                for (uint32_t i = n.first; i < n.first + n.count; ++i) {
-                    const Triangle& tri = c.triangles[w.bvh_tris[i]];
-                    if (!(uint32_t(tri.contents) & mask)) continue;
-                    const float t = ray_triangle(o3, d3, tri, best);
-                    if (t < 0) continue;
-                    best = t;
-                    tri_hit = true;
-                    const Vec3 nrm = model::normalized(model::cross(tri.b - tri.a, tri.c - tri.a));
-                    tri_normal = model::dot(nrm, delta) > 0 ? nrm * -1.0f : nrm;
-                    bt.contents = tri.contents;
-                    bt.surface = tri.surface;
-                }
-            } else if (sp + 2 <= 64) {
-                stack[sp++] = n.first - 1;  // left child
-                stack[sp++] = n.first;      // right child
-            }
-        }
+        walk(w.triangle_bvh, o3, d3, zero, zero, best, [&](uint32_t id) {
+            const Triangle& tri = c.triangles[id];
+            if (!(uint32_t(tri.contents) & mask)) return true;
+            const float t = ray_triangle(o3, d3, tri, best);
+            if (t < 0) return true;
+            best = t;
+            tri_hit = true;
+            const Vec3 nrm = model::normalized(model::cross(tri.b - tri.a, tri.c - tri.a));
+            tri_normal = model::dot(nrm, delta) > 0 ? nrm * -1.0f : nrm;
+            bt.contents = tri.contents;
+            bt.surface = tri.surface;
+            return true;
+        });
         if (tri_hit) {
             bt.fraction = std::max(0.0f, best - c.epsilon / length);
             bt.brush = -1;
@@ -508,6 +381,74 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
     }
     r.end = bt.fraction >= 1 ? end_v : start_v + delta * bt.fraction;
     return r;
+}
+
+}  // namespace
+
+TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const {
+    const Impl& w = *impl_;
+    const Collision& c = w.c;
+    TraceResult r;
+    r.end = end_v;
+    const bool is_box = o.mins != o.maxs || o.mins != Vec3{};
+
+    if (c.kind == Kind::hulls) {
+        int hull = o.hull;
+        Vec3 offset{};  // hull mins - box mins (SV_HullForEntity)
+        if (hull < 0) {
+            hull = 0;
+            if (is_box) {
+                const float size_x = o.maxs.x - o.mins.x, size_z = o.maxs.z - o.mins.z;
+                if (c.goldsrc_hulls)
+                    hull = size_x <= 8 ? 0 : size_x <= 36 ? (size_z <= 36 ? 3 : 1) : 2;
+                else
+                    hull = size_x < 3 ? 0 : size_x <= 32 ? 1 : 2;
+            }
+            w.require_hull(hull);
+            if (hull > 0 && c.hulls[size_t(hull)].brushlist) return brush_trace(w, start_v, end_v, o, true);
+            if (hull > 0) offset = c.hulls[size_t(hull)].mins - o.mins;
+        } else {
+            w.require_hull(hull);
+            if (hull > 0 && c.hulls[size_t(hull)].brushlist) {
+                TraceOptions box = o;
+                box.mins = c.hulls[size_t(hull)].mins;
+                box.maxs = c.hulls[size_t(hull)].maxs;
+                return brush_trace(w, start_v, end_v, box, true);
+            }
+        }
+        const Tree& t = c.trees[hull == 0 ? 0 : 1];
+        bool first = true;
+        auto run = [&](size_t m) {
+            const Model& model = c.models[m];
+            if (model.root[size_t(hull)] >= 0 && size_t(model.root[size_t(hull)]) >= t.nodes.size()) return;
+            const Vec3 shift = offset + model.origin;
+            const V s = vec(start_v - shift), e = vec(end_v - shift);
+            HullTrace h{c, t, c.planes.data(), t.nodes.data(), t.leafs.data(), model.root[size_t(hull)]};
+            h.budget = step_budget(t);
+            std::copy(e.v, e.v + 3, h.end);
+            h.check(h.root, 0, 1, s.v, e.v, nullptr);
+            if (h.allsolid) h.startsolid = true;  // SV_ClipMoveToEntity
+            // SV_ClipToLinks: a nearer hit (or any solid start) replaces the result.
+            if (!first && !(h.allsolid || h.startsolid || h.fraction < r.fraction)) return;
+            const bool was_startsolid = r.startsolid;
+            r.fraction = h.fraction;
+            r.startsolid = h.startsolid || (!first && was_startsolid);
+            r.allsolid = h.allsolid;
+            r.normal = out(h.normal);
+            r.dist = h.dist;
+            r.end = out(h.end) + shift;
+            r.model = h.fraction < 1 || h.startsolid ? int32_t(m) : -1;
+            r.contents = r.model >= 0 ? Contents{quake1_contents_solid, c.flags_of(quake1_contents_solid)} : Contents{};
+            first = false;
+        };
+        run(0);
+        if (o.models)
+            for (size_t m = 1; m < c.models.size(); ++m) run(m);
+        if (r.fraction >= 1 && !r.startsolid) r.end = end_v;
+        return r;
+    }
+
+    return brush_trace(w, start_v, end_v, o, is_box);
 }
 
 }  // namespace bspkit::query

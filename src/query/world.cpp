@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <thread>
 
 namespace bspkit::query {
@@ -186,8 +187,6 @@ void collect_model_brushes(Collision& c) {
     }
 }
 
-std::atomic<uint64_t> next_world_id{1};
-
 }  // namespace
 }  // namespace detail
 
@@ -239,13 +238,91 @@ World World::prepare(const Bsp& bsp) {
     validate_tree(bsp, c, c.trees[0], roots0);
     if (c.kind == Kind::hulls) {
         validate_tree(bsp, c, c.trees[1], roots1);
+        if (!c.brushes.empty()) validate_brushes(bsp, c);  // BSPX BRUSHLIST
     } else {
         validate_brushes(bsp, c);
         collect_model_brushes(c);
     }
-    impl->id = next_world_id++;
-    impl->build_bvh();
+    impl->build_triangle_bvh();
+    impl->pack_brushes();
     return World(std::move(impl));
+}
+
+void World::Impl::pack_brushes() {
+    if (c.brushes.empty()) return;
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    brushes.resize(c.brushes.size());
+    sides_all.reserve(c.sides.size());
+    for (size_t i = 0; i < c.brushes.size(); ++i) {
+        const Brush& b = c.brushes[i];
+        PackedBrush& pb = brushes[i];
+        pb.contents = b.contents;
+        pb.mask_bits = c.mask_bits_of ? c.mask_bits_of(b.contents) : uint32_t(b.contents);
+        pb.first_all = uint32_t(sides_all.size());
+        pb.first_point = uint32_t(sides_point.size());
+        for (int a = 0; a < 3; ++a) {
+            pb.lo[a] = -inf;
+            pb.hi[a] = inf;
+        }
+        for (uint32_t k = 0; k < b.num_sides; ++k) {
+            const Side& side = c.sides[b.first_side + k];
+            const Plane& p = c.planes[size_t(side.plane)];
+            const PackedSide ps{{p.n[0], p.n[1], p.n[2]}, p.d, side.surface};
+            sides_all.push_back(ps);
+            if (!side.bevel) sides_point.push_back(ps);
+            // An axial side bounds the brush (bevels too: they touch the brush without cutting it).
+            if (p.type < 3 && std::fabs(p.n[p.type]) == 1.0f) {
+                if (p.n[p.type] > 0) pb.hi[p.type] = std::min(pb.hi[p.type], p.d);
+                else pb.lo[p.type] = std::max(pb.lo[p.type], -p.d);
+            }
+        }
+        pb.num_all = uint32_t(sides_all.size()) - pb.first_all;
+        pb.num_point = uint32_t(sides_point.size()) - pb.first_point;
+        for (int a = 0; a < 3; ++a)
+            if (!(pb.lo[a] <= pb.hi[a])) {  // contradictory axial sides: no bounds, clip it side by side
+                for (int k = 0; k < 3; ++k) {
+                    pb.lo[k] = -inf;
+                    pb.hi[k] = inf;
+                }
+                break;
+            }
+    }
+    // The world's brushes: those the builder listed for model 0 (BSPX BRUSHLIST),
+    // else every brush in a leaf under model 0's head node (validated: the walk ends).
+    const Tree& t = c.trees[0];
+    std::vector<bool> seen(c.brushes.size(), false);
+    std::vector<Aabb> boxes;
+    std::vector<uint32_t> ids;
+    auto add = [&](uint32_t b) {
+        if (seen[b]) return;
+        seen[b] = true;
+        const PackedBrush& pb = brushes[b];
+        if (std::isinf(pb.lo[0]) || std::isinf(pb.lo[1]) || std::isinf(pb.lo[2]) || std::isinf(pb.hi[0]) ||
+            std::isinf(pb.hi[1]) || std::isinf(pb.hi[2]))
+            world_unbounded.push_back(b);
+        else {
+            boxes.push_back({{pb.lo[0], pb.lo[1], pb.lo[2]}, {pb.hi[0], pb.hi[1], pb.hi[2]}});
+            ids.push_back(b);
+        }
+    };
+    for (const uint32_t b : c.models[0].brushes) add(b);
+    std::vector<int32_t> stack;
+    if (c.kind == Kind::brushes) stack.push_back(c.models[0].root[0]);
+    std::vector<bool> node_seen(t.nodes.size(), false);  // shared subtrees are walked once
+    while (!stack.empty()) {
+        const int32_t n = stack.back();
+        stack.pop_back();
+        if (n >= 0) {
+            if (node_seen[size_t(n)]) continue;
+            node_seen[size_t(n)] = true;
+            for (const int32_t ch : t.nodes[size_t(n)].child) stack.push_back(ch);
+            continue;
+        }
+        if (size_t(~n) >= t.leafs.size()) continue;
+        const Leaf& l = t.leafs[size_t(~n)];
+        for (uint32_t i = 0; i < l.num_brushes; ++i) add(c.leaf_brushes[l.first_brush + i]);
+    }
+    world_brush_bvh = Bvh::build(boxes, ids);
 }
 
 World::World(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -309,6 +386,12 @@ Contents World::contents(Vec3 point, int hull) const {
     const Collision& c = impl_->c;
     if (c.kind != Kind::hulls || hull == 0) return contents(point);
     impl_->require_hull(hull);
+    if (c.hulls[size_t(hull)].brushlist) {  // the hull's box at the point overlaps a solid brush
+        TraceOptions o;
+        o.hull = hull;
+        const int32_t raw = trace(point, point, o).startsolid ? quake1_contents_solid : quake1_contents_empty;
+        return {raw, c.flags_of(raw)};
+    }
     const Tree& t = c.trees[1];
     const int32_t leaf = impl_->point_leaf(t, c.models[0].root[size_t(hull)], point);
     const int32_t raw = leaf >= 0 ? t.leafs[size_t(leaf)].contents : quake1_contents_solid;

@@ -1,28 +1,44 @@
 // query::World's private state, shared by world.cpp and trace.cpp.
 #pragma once
 
+#include "query/bvh.hpp"
 #include "query/collision.hpp"
 
 namespace bspkit::query {
 
 inline constexpr int32_t quake1_contents_solid = -2, quake1_contents_empty = -1;
 
-/// A bounding volume hierarchy over Collision::triangles (line traces only).
-struct BvhNode {
+/// A brush as the trace clips it: its bounds (from its axial sides; +-inf on
+/// an axis without them) to reject it with one slab test, and its side
+/// planes copied in order, all of them (boxes) and without bevels (points).
+struct PackedBrush {
     float lo[3], hi[3];
-    uint32_t first;  ///< leaf: first triangle index; inner: right child (the left one is first - 1)
-    uint32_t count;  ///< triangles in a leaf, 0 for an inner node
+    uint32_t first_all = 0, num_all = 0;      ///< into World::Impl::sides_all
+    uint32_t first_point = 0, num_point = 0;  ///< into World::Impl::sides_point
+    int32_t contents = 0;
+    uint32_t mask_bits = 0;  ///< what a trace's mask is tested against (Collision::mask_bits_of)
+};
+struct PackedSide {
+    float n[3];
+    float d;
+    uint32_t surface;
 };
 
 inline float axis(Vec3 v, int i) noexcept { return i == 0 ? v.x : i == 1 ? v.y : v.z; }
 
 struct World::Impl {
     detail::Collision c;
-    uint64_t id = 0;  ///< distinguishes worlds in the per-thread brush marks
-    std::vector<BvhNode> bvh;
-    std::vector<uint32_t> bvh_tris;
+    detail::Bvh triangle_bvh;          ///< over Collision::triangles (line traces)
+    std::vector<PackedBrush> brushes;  ///< brush families: one per Collision::brushes
+    std::vector<PackedSide> sides_all, sides_point;
+    /// The world's brushes (those in the leaves under model 0's head node):
+    /// the bounded ones in a BVH, the rest (no axial sides) clipped every time.
+    detail::Bvh world_brush_bvh;
+    std::vector<uint32_t> world_unbounded;
 
-    void build_bvh();
+    void build_triangle_bvh();
+    /// Packs the brush families' brushes and builds the world's brush BVH.
+    void pack_brushes();
     /// Leaf index (~child) under `root`; root < 0 is already a leaf.
     int32_t point_leaf(const detail::Tree& t, int32_t root, Vec3 p) const noexcept {
         int32_t num = root;

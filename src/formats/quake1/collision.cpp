@@ -3,6 +3,7 @@
 // Quake (qbsp's hulls) or Half-Life (standing, large, crouching).
 #include "query/collision.hpp"
 
+#include <bspkit/bspx.hpp>
 #include <bspkit/formats/quake1.hpp>
 
 namespace bspkit::query::detail {
@@ -26,6 +27,57 @@ uint32_t quake1_flags(int32_t raw) {
     if (raw <= CONTENTS_CURRENT_0 && raw >= CONTENTS_CURRENT_DOWN) return kWater | kCurrent;
     return 0;
 }
+
+namespace {
+
+/// What stops a hull in FTE's brush collision: solid, sky and clip brushes
+/// (liquids and the rest are not hulls' business).
+uint32_t brushlist_mask_bits(int32_t raw) {
+    using namespace quake1;
+    return raw == CONTENTS_SOLID || raw == CONTENTS_SKY || raw == CONTENTS_CLIP ? 1u : 0u;
+}
+
+/// BSPX BRUSHLIST as brushes: the six axial sides from each brush's bounds,
+/// then its stored planes. Returns why not when the lump is absent or broken.
+std::string load_brushlist(const Bsp& bsp, Collision& c) {
+    const bspx::Directory dir = bspx::read(bsp);
+    const bspx::Lump* lump = dir.find("BRUSHLIST");
+    if (!lump) return "the map has no clipnodes and no BSPX BRUSHLIST (hulls 1-3 are not in the file)";
+    bspx::BrushList list;
+    try {
+        list = bspx::decode_brushlist(bsp, *lump);
+    } catch (const Error& e) {
+        return "the map has no clipnodes and its BSPX BRUSHLIST is broken: " + std::string(e.what());
+    }
+    auto add_plane = [&](float x, float y, float z, float d) {
+        const float n[3] = {x, y, z};
+        c.planes.push_back({{x, y, z}, d, plane_type(n)});
+        return int32_t(c.planes.size() - 1);
+    };
+    for (const bspx::BrushListModel& m : list.models) {
+        if (m.header.modelnum < 0 || size_t(m.header.modelnum) >= c.models.size()) continue;
+        Model& model = c.models[size_t(m.header.modelnum)];
+        for (const bspx::BrushListBrush& b : m.brushes) {
+            const auto& h = b.header;
+            Brush brush{uint32_t(c.sides.size()), 0, h.contents};
+            for (int a = 0; a < 3; ++a) {
+                float n[3] = {0, 0, 0};
+                n[a] = 1;
+                c.sides.push_back({add_plane(n[0], n[1], n[2], h.maxs[a]), 0, false});
+                n[a] = -1;
+                c.sides.push_back({add_plane(n[0], n[1], n[2], -h.mins[a]), 0, false});
+            }
+            for (const auto& p : b.planes) c.sides.push_back({add_plane(p.normal[0], p.normal[1], p.normal[2], p.dist), 0, false});
+            brush.num_sides = uint32_t(c.sides.size()) - brush.first_side;
+            model.brushes.push_back(uint32_t(c.brushes.size()));
+            c.brushes.push_back(brush);
+        }
+    }
+    c.mask_bits_of = brushlist_mask_bits;
+    return "";
+}
+
+}  // namespace
 
 void build_quake1(const Bsp& bsp, Collision& c) {
     const quake1::Map map(bsp);
@@ -78,9 +130,12 @@ void build_quake1(const Bsp& bsp, Collision& c) {
         c.hulls.push_back({3, {}, {}, false});  // qbsp leaves hull 3 empty
         c.player_box = {{-16, -16, -24}, {16, 16, 32}};
     }
-    if (!have_clip)
-        c.hull_missing = "the map has no clipnodes (hulls 1-3 are not in the file; BSPX BRUSHLIST collision is not "
-                         "supported yet)";
+    if (!have_clip) {
+        c.hull_missing = load_brushlist(bsp, c);
+        if (c.hull_missing.empty())
+            for (HullInfo& h : c.hulls)
+                if (h.index > 0 && h.mins != h.maxs) h.available = h.brushlist = true;
+    }
     c.mask_solid = c.mask_playersolid = c.mask_opaque = 1;
     c.epsilon = 0.03125f;
 }
