@@ -68,6 +68,8 @@ struct Material {
     uint32_t width = 0;      ///< texture size the UVs are normalised by (0 when unknown: UVs in texels)
     uint32_t height = 0;
     int32_t texture = -1;    ///< index into Map::textures when the map embeds it
+    /// The texture's mean colour (linear 0-1) when the map stores it (Source texdata reflectivity).
+    std::optional<Vec3> reflectivity;
 };
 
 /// An embedded texture, decoded to RGBA8 (mip level 0).
