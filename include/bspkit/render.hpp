@@ -70,6 +70,7 @@ struct Options {
     double exposure = 0;           ///< light x 2^exposure
     bool props = true;             ///< Source static props as boxes
     bool brush_models = true;      ///< brush entities (doors, platforms) at their origins
+    bool translucent = true;       ///< translucent surfaces (false: only what the depth buffer holds shows)
     bool bilinear = true;          ///< false: nearest texel / luxel
     std::array<uint8_t, 4> background{0, 0, 0, 255};
     std::array<uint8_t, 3> sky{110, 150, 205};
@@ -153,9 +154,14 @@ std::optional<Camera> entity_camera(const Scene& scene, std::string_view which);
 /// and culled as in the engine.
 Camera overview_camera(const Scene& scene, Options& options);
 
-/// Thumbnail: from the spawn (or the bounds' centre when none), the yaw of the
-/// 8 directions whose line trace runs longest before hitting the world,
-/// pitched 10 degrees down, 90 degree field of view.
+/// A 3/4 view of the world's bounds from outside (35 degrees above, from
+/// -X -Y), just far enough for every corner to fit a square 90 degree view.
+Camera orbit_camera(const Scene& scene);
+
+/// Thumbnail: from the spawn (without one: the first entity in open space
+/// with a cluster; without that, orbit_camera()), the yaw of the 8 directions
+/// (45 degrees apart, from the start's own) whose line trace runs longest
+/// before hitting the world, pitched 10 degrees down, 90 degree field of view.
 Camera thumbnail_camera(const Scene& scene);
 
 }  // namespace bspkit::render

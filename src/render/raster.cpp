@@ -210,6 +210,7 @@ private:
             if (dr.brush_model && !o_.brush_models) continue;
             if (dr.prop && !o_.props) continue;
             if (m.sky && o_.hide_sky) continue;
+            if (m.translucent && !o_.translucent) continue;
             if (dr.world) {
                 const bool listed = dr.face >= 0 && size_t(dr.face) < s_.listed.size() && s_.listed[size_t(dr.face)];
                 if (cull && listed && !visible[size_t(dr.face)]) {

@@ -151,7 +151,9 @@ Scene Scene::prepare(const model::Map& map, const Bsp& bsp, const Options& light
         for (const auto& surf : m.surfaces) {
             if (surf.material >= map.materials.size()) continue;
             const auto& mat = map.materials[surf.material];
-            if (mat.flags & (model::kNodraw | model::kTrigger | model::kClip)) continue;
+            // Sky faces are drawn (as the sky) even when the format also marks them nodraw
+            // (Quake 2 / Source SURF_SKY | SURF_NODRAW): the engines draw the skybox there.
+            if ((mat.flags & (model::kNodraw | model::kTrigger | model::kClip)) && !(mat.flags & model::kSky)) continue;
             Draw d;
             d.world = m.index == 0;
             d.brush_model = !d.world;
@@ -357,15 +359,45 @@ Camera overview_camera(const Scene& scene, Options& options) {
     return cam;
 }
 
+Camera orbit_camera(const Scene& scene) {
+    const auto [lo, hi] = scene.bounds();
+    const Vec3 mid = (lo + hi) * 0.5f;
+    Camera cam;
+    cam.fov = 90;
+    cam.yaw = 45;
+    cam.pitch = 35;
+    Vec3 f, r, u;
+    cam.basis(f, r, u);
+    // Far enough back along the view that every corner of the bounds is within
+    // 45 degrees of the view's axis (a square image shows them all), plus 10%.
+    float back = 16;
+    for (int i = 0; i < 8; ++i) {
+        const Vec3 c = Vec3{i & 1 ? hi.x : lo.x, i & 2 ? hi.y : lo.y, i & 4 ? hi.z : lo.z} - mid;
+        const float side = std::max(std::fabs(float(model::dot(c, r))), std::fabs(float(model::dot(c, u))));
+        back = std::max(back, side - float(model::dot(c, f)));
+    }
+    cam.position = mid - f * (back * 1.1f);
+    return cam;
+}
+
 Camera thumbnail_camera(const Scene& scene) {
     Camera cam;
+    const query::World& world = *scene.impl().world;
     if (auto spawn = spawn_camera(scene)) {
         cam = *spawn;
     } else {
-        const auto [lo, hi] = scene.bounds();
-        cam.position = (lo + hi) * 0.5f;
+        // No player start: the first entity in open space, else the 3/4 view from outside.
+        bool found = false;
+        for (size_t e = 1; e < scene.entities().size() && !found; ++e)
+            if (auto c = entity_camera(scene, std::to_string(e))) {
+                const auto leaf = world.leaf_at(c->position);
+                if (leaf.cluster >= 0 && !leaf.contents.solid()) {
+                    cam = *c;
+                    found = true;
+                }
+            }
+        if (!found) return orbit_camera(scene);
     }
-    const query::World& world = *scene.impl().world;
     float best = -1;
     const float base = cam.yaw;
     for (int i = 0; i < 8; ++i) {

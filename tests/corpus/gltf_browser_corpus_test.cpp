@@ -79,11 +79,11 @@ const Case kCases[] = {
     {"src_v21/l4d2_escapefromterrortown01.bsp", "source", {"--exposure", "3"}},
 };
 
-class RenderCorpus : public ::testing::TestWithParam<Case> {};
+class GltfBrowserCorpus : public ::testing::TestWithParam<Case> {};
 
 }  // namespace
 
-TEST_P(RenderCorpus, DefaultExportIsLitWithoutLights) {
+TEST_P(GltfBrowserCorpus, DefaultExportIsLitWithoutLights) {
     const Case c = GetParam();
     const Rendering r = export_and_render(c.relpath, c.name, c.options, "oblique");
     ASSERT_TRUE(r.ok) << c.relpath << ": " << r.error;
@@ -99,7 +99,7 @@ TEST_P(RenderCorpus, DefaultExportIsLitWithoutLights) {
     EXPECT_LT(s["bright"].get<double>(), 0.25);
 }
 
-TEST_P(RenderCorpus, WithoutLightingTheSameViewIsDark) {
+TEST_P(GltfBrowserCorpus, WithoutLightingTheSameViewIsDark) {
     // The control: PBR materials without a lightmap and without scene lights
     // render black, so the measure above does see darkness.
     const Case c = GetParam();
@@ -110,10 +110,10 @@ TEST_P(RenderCorpus, WithoutLightingTheSameViewIsDark) {
     EXPECT_LT(r.stats["luma"]["p50"].get<double>(), 16);
 }
 
-INSTANTIATE_TEST_SUITE_P(Maps, RenderCorpus, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Maps, GltfBrowserCorpus, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
-TEST(RenderCorpusSky, NoSkyUncoversTheWorldFromAbove) {
+TEST(GltfBrowserCorpusSky, NoSkyUncoversTheWorldFromAbove) {
     // A Quake 3 map closed by sky brushes: from above the sky hides much of it.
     const char* relpath = "q3_v46/oa_oacmpctf3.bsp";
     const Rendering with = export_and_render(relpath, "quake3_sky", {}, "top");
