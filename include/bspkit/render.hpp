@@ -77,7 +77,7 @@ struct Options {
     /// Overview: surfaces lying entirely above this height are not drawn, nor sky.
     std::optional<float> clip_above;
     bool hide_sky = false;
-    /// Overview: colours darkened with depth below `shade_top` (to 40% at `shade_bottom`).
+    /// Overview: colours darkened with height below `top` (to 45% at `bottom`).
     std::optional<std::pair<float, float>> shade_heights;  ///< {bottom, top}
 };
 
@@ -122,6 +122,8 @@ public:
     std::pair<Vec3, Vec3> bounds() const noexcept;
     const std::vector<Entity>& entities() const noexcept;
     size_t triangle_count() const noexcept;
+    /// Why the Scene works without its tree or PVS (an Error's message), if it does.
+    const std::vector<std::string>& warnings() const noexcept;
 
     struct Impl;
     const Impl& impl() const noexcept { return *impl_; }
@@ -149,8 +151,8 @@ std::optional<Camera> entity_camera(const Scene& scene, std::string_view which);
 /// Overview: orthographic, from above, over the world's bounds fitted to the
 /// image's aspect; fills `options` with the overview rules: sky hidden,
 /// surfaces entirely above the playable space (the highest player start + 2
-/// player heights; the world's top when there are no starts) dropped, colours
-/// shaded by height. Ceilings face down, so from above they are back faces
+/// player heights; the world's top when there are no starts) dropped,
+/// textures fullbright (no lightmaps) and shaded by height. Ceilings face down, so from above they are back faces
 /// and culled as in the engine.
 Camera overview_camera(const Scene& scene, Options& options);
 

@@ -100,6 +100,7 @@ int run_render(const RenderArgs& a) {
     for (const Diagnostic& d : map.diagnostics) print_diagnostic(a.file, d);
     if (options.textures && a.texture_search.given()) resolve_textures_reporting(map, bsp, a.texture_search);
     const render::Scene scene = render::Scene::prepare(map, bsp, options);
+    for (const std::string& w : scene.warnings()) fmt::print(stderr, "warning: {}\n", w);
 
     std::string view = "camera";
     if (a.overview) {

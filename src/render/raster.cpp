@@ -463,7 +463,7 @@ private:
         if (o_.shade_heights) {
             const auto [bottom, top] = *o_.shade_heights;
             const float h = top > bottom ? std::clamp((world_z(x, y, z) - bottom) / (top - bottom), 0.0f, 1.0f) : 1.0f;
-            const float k = 0.4f + 0.6f * h;
+            const float k = 0.45f + 0.55f * h;
             r *= k;
             g *= k;
             b *= k;

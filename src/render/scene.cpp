@@ -112,14 +112,24 @@ Format Scene::format() const noexcept { return impl_->format; }
 std::pair<Vec3, Vec3> Scene::bounds() const noexcept { return {impl_->mins, impl_->maxs}; }
 const std::vector<Entity>& Scene::entities() const noexcept { return impl_->entities; }
 size_t Scene::triangle_count() const noexcept { return impl_->tris.size(); }
+const std::vector<std::string>& Scene::warnings() const noexcept { return impl_->warnings; }
 
 Scene Scene::prepare(const model::Map& map, const Bsp& bsp, const Options& light) {
     auto s = std::make_unique<Impl>();
     s->format = map.format;
     s->entities = map.entities;
-    s->world = std::make_unique<query::World>(query::World::prepare(bsp));
-    s->vis = Visibility::of(bsp);
-    s->cluster_faces = ClusterFaces::of(bsp, s->vis);
+    // The tree and the PVS only cull and place cameras: without them (a map
+    // with no usable tree or vis data) every face is drawn, and the Scene says why.
+    try {
+        s->world = std::make_unique<query::World>(query::World::prepare(bsp));
+        s->vis = Visibility::of(bsp);
+        s->cluster_faces = ClusterFaces::of(bsp, s->vis);
+    } catch (const Error& e) {
+        s->world.reset();
+        s->vis = Visibility();
+        s->cluster_faces = ClusterFaces();
+        s->warnings.push_back(std::string(e.what()) + " (drawing every face, without the PVS)");
+    }
     s->listed.assign(s->cluster_faces.face_bound(), 0);
     for (size_t c = 0; c < s->cluster_faces.clusters(); ++c)
         for (const uint32_t f : s->cluster_faces.faces(c)) s->listed[f] = 1;
@@ -355,6 +365,7 @@ Camera overview_camera(const Scene& scene, Options& options) {
     top = std::isfinite(top) ? std::min(hi.z, top + 2 * player) : hi.z;
     options.clip_above = top;
     options.hide_sky = true;
+    options.lightmaps = false;  // the layout reads better fullbright; height gives the shading
     options.shade_heights = std::make_pair(lo.z, top);
     return cam;
 }
@@ -382,6 +393,7 @@ Camera orbit_camera(const Scene& scene) {
 
 Camera thumbnail_camera(const Scene& scene) {
     Camera cam;
+    if (!scene.impl().world) return orbit_camera(scene);
     const query::World& world = *scene.impl().world;
     if (auto spawn = spawn_camera(scene)) {
         cam = *spawn;

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace bspkit::render {
@@ -62,6 +63,7 @@ struct Scene::Impl {
     Visibility vis;
     ClusterFaces cluster_faces;
     std::vector<uint8_t> listed;   ///< per face number: some cluster lists it
+    std::vector<std::string> warnings;
 };
 
 }  // namespace bspkit::render
