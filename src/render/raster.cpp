@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numbers>
 #include <thread>
 
@@ -150,14 +151,17 @@ public:
         f.rgba.resize(n * 4);
         f.depth.assign(n, std::numeric_limits<float>::infinity());
         f.face.assign(n, -1);
-        key_.assign(n, -std::numeric_limits<float>::infinity());
-        id_.assign(n, UINT32_MAX);
+        // Scratch buffers left uninitialised: each band clears its own rows
+        // (first touched on the thread that uses them).
+        key_.reset(new float[n]);
+        id_.reset(new uint32_t[n]);
         select(f.stats);
         setup();
         f.stats.triangles = opaque_.size() + translucent_.size();
         const size_t bands = size_t((h_ + kBand - 1) / kBand);
-        parallel_for(bands, threads_, [&](size_t b) { band(int(b), f); });
-        for (size_t i = 0; i < n; ++i) f.stats.pixels_covered += id_[i] != UINT32_MAX;
+        std::atomic<size_t> covered{0};
+        parallel_for(bands, threads_, [&](size_t b) { covered += band(int(b), f); });
+        f.stats.pixels_covered = covered;
         return f;
     }
 
@@ -174,8 +178,8 @@ private:
     std::vector<uint8_t> drawn_;            ///< per draw
     std::vector<SetupTri> opaque_, translucent_;
     std::vector<std::vector<uint32_t>> opaque_bins_, translucent_bins_;
-    std::vector<float> key_;
-    std::vector<uint32_t> id_;
+    std::unique_ptr<float[]> key_;
+    std::unique_ptr<uint32_t[]> id_;
 
     /// Which draws this frame uses (PVS, options).
     void select(Stats& st) {
@@ -475,8 +479,13 @@ private:
         p[3] = 255;
     }
 
-    void band(int b, Frame& f) {
+    /// Draws rows [b * kBand, ...) and returns how many of its pixels hold geometry.
+    size_t band(int b, Frame& f) {
         const int y0 = b * kBand, y1 = std::min(h_, y0 + kBand) - 1;
+        const size_t first = size_t(y0) * size_t(w_), last = size_t(y1 + 1) * size_t(w_);
+        std::fill(key_.get() + first, key_.get() + last, -std::numeric_limits<float>::infinity());
+        std::fill(id_.get() + first, id_.get() + last, UINT32_MAX);
+        size_t covered = 0;
         // 1. Opaque and alpha-tested triangles: nearest key and triangle per pixel.
         for (const uint32_t ti : opaque_bins_[size_t(b)]) {
             const SetupTri& t = opaque_[ti];
@@ -503,6 +512,7 @@ private:
                     std::copy(o_.background.begin(), o_.background.end(), &f.rgba[i * 4]);
                     continue;
                 }
+                ++covered;
                 const SetupTri& t = opaque_[id_[i]];
                 const Attrs at = attrs(t, x, y, key_[i]);
                 put(f, i, shade(t, at, y), x, y, at.z);
@@ -540,6 +550,7 @@ private:
                 p[3] = 255;
             });
         }
+        return covered;
     }
 };
 
