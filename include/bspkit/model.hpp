@@ -190,6 +190,10 @@ void pack_lightmaps(Map& map, uint64_t max_page_bytes = kMaxLightmapPageBytes);
 /// viewer without light styles should show. Empty when there are no pages.
 LightmapAtlas combined_lightmap(const Map& map);
 
+/// Box-filtered mip levels of an RGBA texture: level 0 (a copy) down to 1x1,
+/// each texel the rounded mean of the 2x2 above it (odd sides clamp at the edge).
+std::vector<Texture> mip_chain(const Texture& t);
+
 /// Triangle area helpers for tests and exporters.
 double triangle_area(Vec3 a, Vec3 b, Vec3 c);
 double surface_area(const Surface& surface);

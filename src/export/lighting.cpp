@@ -8,34 +8,8 @@
 namespace bspkit::exporter::detail {
 namespace {
 
-struct Level {
-    uint32_t width = 0, height = 0;
-    std::vector<uint8_t> rgba;
-};
-
-/// Box-filtered mip levels of a texture, down to 1x1.
-std::vector<Level> mip_chain(const model::Texture& t) {
-    std::vector<Level> levels;
-    levels.push_back({t.width, t.height, t.rgba});
-    while (levels.back().width > 1 || levels.back().height > 1) {
-        const Level& a = levels.back();
-        Level b{std::max(1u, a.width / 2), std::max(1u, a.height / 2), {}};
-        b.rgba.resize(size_t(b.width) * b.height * 4);
-        for (uint32_t y = 0; y < b.height; ++y)
-            for (uint32_t x = 0; x < b.width; ++x)
-                for (int c = 0; c < 4; ++c) {
-                    unsigned sum = 0;
-                    for (uint32_t dy = 0; dy < 2; ++dy)
-                        for (uint32_t dx = 0; dx < 2; ++dx) {
-                            const uint32_t sx = std::min(a.width - 1, x * 2 + dx), sy = std::min(a.height - 1, y * 2 + dy);
-                            sum += a.rgba[(size_t(sy) * a.width + sx) * 4 + size_t(c)];
-                        }
-                    b.rgba[(size_t(y) * b.width + x) * 4 + size_t(c)] = uint8_t((sum + 2) / 4);
-                }
-        levels.push_back(std::move(b));
-    }
-    return levels;
-}
+/// A texture's mip level (model::mip_chain).
+using Level = model::Texture;
 
 /// Bilinear sample of `data` (w x h, `channels` per texel) at continuous texel
 /// coordinates (x, y) (texel centres at +0.5); wraps (textures) or clamps (atlas).
@@ -130,7 +104,7 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
             const std::vector<Level>* levels = nullptr;
             if (t >= 0) {
                 auto& chain = mips[size_t(t)];
-                if (!chain) chain = std::make_unique<std::vector<Level>>(mip_chain(map.textures[size_t(t)]));
+                if (!chain) chain = std::make_unique<std::vector<Level>>(model::mip_chain(map.textures[size_t(t)]));
                 levels = chain.get();
             }
             for (const uint32_t si : g.surfaces) {

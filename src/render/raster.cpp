@@ -61,7 +61,7 @@ struct Sample {
 };
 
 /// Bilinear (or nearest) sample of an RGBA level at texture coordinates (u, v) in [0,1) repeats.
-Sample sample_texture(const MipLevel& l, float u, float v, bool bilinear) {
+Sample sample_texture(const model::Texture& l, float u, float v, bool bilinear) {
     const float fx = u * float(l.width), fy = v * float(l.height);
     const auto wrap = [](int64_t i, uint32_t n) { const int64_t m = i % int64_t(n); return uint32_t(m < 0 ? m + n : m); };
     if (!bilinear) {
@@ -422,7 +422,7 @@ private:
         return r;
     }
 
-    const MipLevel* level(const MaterialInfo& m, const SetupTri& t, float z) const {
+    const model::Texture* level(const MaterialInfo& m, const SetupTri& t, float z) const {
         const auto& chain = s_.textures[size_t(m.texture)];
         const float lod = t.lod_base + (persp_ ? fast_log2(std::max(z, 1e-6f)) : 0.0f);
         const int l = lod > 0 && std::isfinite(lod) ? int(lod) : 0;

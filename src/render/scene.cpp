@@ -14,29 +14,6 @@
 namespace bspkit::render {
 namespace {
 
-/// Box-filtered mip levels down to 1x1 (odd sides clamp at the edge).
-std::vector<MipLevel> mip_levels(const model::Texture& t) {
-    std::vector<MipLevel> levels;
-    levels.push_back({t.width, t.height, t.rgba});
-    while (levels.back().width > 1 || levels.back().height > 1) {
-        const MipLevel& a = levels.back();
-        MipLevel b{std::max(1u, a.width / 2), std::max(1u, a.height / 2), {}};
-        b.rgba.resize(size_t(b.width) * b.height * 4);
-        for (uint32_t y = 0; y < b.height; ++y)
-            for (uint32_t x = 0; x < b.width; ++x) {
-                const uint32_t x0 = std::min(a.width - 1, x * 2), x1 = std::min(a.width - 1, x * 2 + 1);
-                const uint32_t y0 = std::min(a.height - 1, y * 2), y1 = std::min(a.height - 1, y * 2 + 1);
-                for (int c = 0; c < 4; ++c) {
-                    const auto at = [&](uint32_t px, uint32_t py) { return unsigned(a.rgba[(size_t(py) * a.width + px) * 4 + size_t(c)]); };
-                    b.rgba[(size_t(y) * b.width + x) * 4 + size_t(c)] =
-                        uint8_t((at(x0, y0) + at(x1, y0) + at(x0, y1) + at(x1, y1) + 2) / 4);
-                }
-            }
-        levels.push_back(std::move(b));
-    }
-    return levels;
-}
-
 /// A stable colour per material name (FNV-1a), mid-bright so light shows on it.
 std::array<float, 3> name_colour(const std::string& name) {
     uint32_t h = 2166136261u;
@@ -137,7 +114,7 @@ Scene Scene::prepare(const model::Map& map, const Bsp& bsp, const Options& light
     s->textures.resize(map.textures.size());
     for (size_t t = 0; t < map.textures.size(); ++t) {
         const auto& tex = map.textures[t];
-        if (tex.width && tex.height && tex.rgba.size() == size_t(tex.width) * tex.height * 4) s->textures[t] = mip_levels(tex);
+        if (tex.width && tex.height && tex.rgba.size() == size_t(tex.width) * tex.height * 4) s->textures[t] = model::mip_chain(tex);
     }
     for (const auto& m : map.materials) {
         const bool usable = m.texture >= 0 && size_t(m.texture) < s->textures.size() && !s->textures[size_t(m.texture)].empty();

@@ -35,11 +35,6 @@ struct Draw {
     float texel_density = 0;   ///< sqrt(texel area / world area) of the surface (level-0 texels per unit)
 };
 
-struct MipLevel {
-    uint32_t width = 0, height = 0;
-    std::vector<uint8_t> rgba;
-};
-
 struct MaterialInfo {
     uint32_t flags = 0;            ///< model::MaterialFlag
     int32_t texture = -1;          ///< index into Scene::Impl::textures
@@ -54,7 +49,7 @@ struct Scene::Impl {
     std::vector<Tri> tris;
     std::vector<Draw> draws;
     std::vector<MaterialInfo> materials;
-    std::vector<std::vector<MipLevel>> textures;
+    std::vector<std::vector<model::Texture>> textures;  ///< mip chains
     model::LightmapAtlas light_raw;      ///< combined lightmap, as stored
     model::LightmapAtlas light_engine;   ///< as the engine shows it (with the exposure of prepare())
     std::vector<Entity> entities;

@@ -198,17 +198,12 @@ TEST_P(RenderCorpus, ViewsShowTheMap) {
     EXPECT_GT(covered(spawn), n / 10);
     EXPECT_GT(covered(thumb), n / 10);
     // The overview fits the world's bounds: the drawn part spans most of the wider side.
-    uint32_t lo = o.width, hi = 0;
+    uint32_t lo = o.width, hi = 0, top_row = o.height, bottom_row = 0;
     for (uint32_t y = 0; y < o.height; ++y)
         for (uint32_t x = 0; x < o.width; ++x)
             if (std::isfinite(overview.depth[size_t(y) * o.width + x])) {
                 lo = std::min(lo, x);
                 hi = std::max(hi, x);
-            }
-    uint32_t top_row = o.height, bottom_row = 0;
-    for (uint32_t y = 0; y < o.height; ++y)
-        for (uint32_t x = 0; x < o.width; ++x)
-            if (std::isfinite(overview.depth[size_t(y) * o.width + x])) {
                 top_row = std::min(top_row, y);
                 bottom_row = std::max(bottom_row, y);
             }
