@@ -60,16 +60,24 @@ struct Sample {
     float r, g, b, a;
 };
 
+/// floor() without a libm call (x86-64's baseline has no SSE4.1 round
+/// instruction); |v| stays far below 2^31 here (callers clamp or wrap after).
+inline float fast_floor(float v) {
+    if (!(std::fabs(v) < 1e9f)) return std::isfinite(v) ? v : 0.0f;
+    const float t = float(int32_t(v));
+    return t > v ? t - 1.0f : t;
+}
+
 /// Bilinear (or nearest) sample of an RGBA level at texture coordinates (u, v) in [0,1) repeats.
 Sample sample_texture(const model::Texture& l, float u, float v, bool bilinear) {
     const float fx = u * float(l.width), fy = v * float(l.height);
     const auto wrap = [](int64_t i, uint32_t n) { const int64_t m = i % int64_t(n); return uint32_t(m < 0 ? m + n : m); };
     if (!bilinear) {
-        const uint8_t* p = &l.rgba[(size_t(wrap(int64_t(std::floor(fy)), l.height)) * l.width + wrap(int64_t(std::floor(fx)), l.width)) * 4];
+        const uint8_t* p = &l.rgba[(size_t(wrap(int64_t(fast_floor(fy)), l.height)) * l.width + wrap(int64_t(fast_floor(fx)), l.width)) * 4];
         return {float(p[0]), float(p[1]), float(p[2]), float(p[3])};
     }
     const float x = fx - 0.5f, y = fy - 0.5f;
-    const float flx = std::floor(x), fly = std::floor(y);
+    const float flx = fast_floor(x), fly = fast_floor(y);
     const float ax = x - flx, ay = y - fly;
     const int64_t ix = int64_t(flx), iy = int64_t(fly);
     const uint32_t x0 = wrap(ix, l.width), x1 = wrap(ix + 1, l.width), y0 = wrap(iy, l.height), y1 = wrap(iy + 1, l.height);
@@ -91,11 +99,11 @@ std::array<float, 3> sample_light(const model::LightmapAtlas& l, float u, float 
     const float fx = u * float(l.width), fy = v * float(l.height);
     const auto clampi = [](float f, uint32_t n) { return uint32_t(std::clamp(f, 0.0f, float(n - 1))); };
     if (!bilinear) {
-        const uint8_t* p = &l.rgb[(size_t(clampi(std::floor(fy), l.height)) * l.width + clampi(std::floor(fx), l.width)) * 3];
+        const uint8_t* p = &l.rgb[(size_t(clampi(fast_floor(fy), l.height)) * l.width + clampi(fast_floor(fx), l.width)) * 3];
         return {float(p[0]), float(p[1]), float(p[2])};
     }
     const float x = fx - 0.5f, y = fy - 0.5f;
-    const float flx = std::floor(x), fly = std::floor(y);
+    const float flx = fast_floor(x), fly = fast_floor(y);
     const float ax = std::clamp(x - flx, 0.0f, 1.0f), ay = std::clamp(y - fly, 0.0f, 1.0f);
     const uint32_t x0 = clampi(flx, l.width), x1 = clampi(flx + 1, l.width), y0 = clampi(fly, l.height), y1 = clampi(fly + 1, l.height);
     const uint8_t* p00 = &l.rgb[(size_t(y0) * l.width + x0) * 3];
