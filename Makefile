@@ -83,15 +83,16 @@ demo: deps $(BUILD_DIR)/release/CMakeCache.txt
 	@echo; echo "=== bspkit lightmaps / textures -o $(DEMO_DIR)/out"; \
 	  $(BSPKIT) lightmaps $(DEMO_DIR)/rooms.bsp -o $(DEMO_DIR)/out/lightmaps && \
 	  $(BSPKIT) textures $(DEMO_DIR)/rooms.bsp -o $(DEMO_DIR)/out/textures
-	@# RENDER: when `bspkit render` exists (another issue), add here:
-	@#   $(BSPKIT) render $(DEMO_DIR)/rooms.bsp -o $(DEMO_DIR)/out/rooms.png
+	@echo; echo "=== bspkit render $(DEMO_DIR)/rooms.bsp -o $(DEMO_DIR)/out/rooms.png (+ rooms_overview.png)"; \
+	  $(BSPKIT) render $(DEMO_DIR)/rooms.bsp -o $(DEMO_DIR)/out/rooms.png && \
+	  $(BSPKIT) render $(DEMO_DIR)/rooms.bsp -o $(DEMO_DIR)/out/rooms_overview.png --overview --size 1024x1024
 	@echo; echo "=== outputs"; \
 	  echo "binary:    $(BSPKIT)"; \
 	  echo "map:       $(DEMO_DIR)/rooms.bsp"; \
 	  echo "glTF:      $(DEMO_DIR)/out/rooms.glb  (open in https://gltf-viewer.donmccurdy.com or Blender)"; \
 	  echo "lightmaps: $(DEMO_DIR)/out/lightmaps/"; \
 	  echo "textures:  $(DEMO_DIR)/out/textures/"; \
-	  echo "render:    (not yet: bspkit render is planned)"
+	  echo "render:    $(DEMO_DIR)/out/rooms.png (from the player start), $(DEMO_DIR)/out/rooms_overview.png (from above)"
 
 # make install [PREFIX=/usr/local]: bin/bspkit, include/bspkit/, lib/libbspkit.a and the CMake
 # package lib/cmake/bspkit/ (find_package(bspkit) -> bspkit::bspkit). Needs write access to PREFIX.

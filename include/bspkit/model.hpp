@@ -68,6 +68,8 @@ struct Material {
     uint32_t width = 0;      ///< texture size the UVs are normalised by (0 when unknown: UVs in texels)
     uint32_t height = 0;
     int32_t texture = -1;    ///< index into Map::textures when the map embeds it
+    /// The texture's mean colour (linear 0-1) when the map stores it (Source texdata reflectivity).
+    std::optional<Vec3> reflectivity;
 };
 
 /// An embedded texture, decoded to RGBA8 (mip level 0).
@@ -187,6 +189,10 @@ void pack_lightmaps(Map& map, uint64_t max_page_bytes = kMaxLightmapPageBytes);
 /// its lights on at their normal brightness, in the shared layout. What a
 /// viewer without light styles should show. Empty when there are no pages.
 LightmapAtlas combined_lightmap(const Map& map);
+
+/// Box-filtered mip levels of an RGBA texture: level 0 (a copy) down to 1x1,
+/// each texel the rounded mean of the 2x2 above it (odd sides clamp at the edge).
+std::vector<Texture> mip_chain(const Texture& t);
 
 /// Triangle area helpers for tests and exporters.
 double triangle_area(Vec3 a, Vec3 b, Vec3 c);

@@ -121,4 +121,30 @@ private:
     RowStatus read_row(size_t cluster, bool pas, std::span<uint8_t> out) const;
 };
 
+
+/// Which face records each cluster draws: the faces its leaves list
+/// (Quake 1 / BSP2 / GoldSrc marksurfaces, Quake 2 / Source leaffaces,
+/// Quake 3 leafsurfaces, Nightfire LeafSurfaces), merged per cluster, sorted
+/// and unique. Face numbers are the format's face (Quake 3: surface) record
+/// indices, model::Surface::face. A leaf's range is clamped to its list, so a
+/// hostile map cannot read past it; leaves without a cluster add nothing.
+/// Faces that no cluster lists (brush models, Source displacements) are not
+/// in the table: a PVS renderer must draw them always.
+class ClusterFaces {
+public:
+    static ClusterFaces of(const Bsp& bsp, const Visibility& vis);
+
+    size_t clusters() const noexcept { return first_.empty() ? 0 : first_.size() - 1; }
+    std::span<const uint32_t> faces(size_t cluster) const {
+        return std::span<const uint32_t>(faces_).subspan(first_.at(cluster), first_.at(cluster + 1) - first_[cluster]);
+    }
+    /// One past the highest face number listed (0 when none).
+    uint32_t face_bound() const noexcept { return face_bound_; }
+
+private:
+    std::vector<uint32_t> first_;  ///< clusters + 1 offsets into faces_
+    std::vector<uint32_t> faces_;
+    uint32_t face_bound_ = 0;
+};
+
 }  // namespace bspkit

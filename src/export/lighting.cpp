@@ -8,86 +8,8 @@
 namespace bspkit::exporter::detail {
 namespace {
 
-/// GoldSrc's light gamma table (BuildGammaTable in the GL engine, as
-/// reimplemented by Xash3D's gamma.c and reGS's hw_view.cpp): f = x^lightgamma,
-/// the "brightness" shift of the darkest 1/8 of the range, then f^(1/gamma).
-/// With the defaults lightgamma 2.5, brightness 1 (so the shift point is
-/// 0.125 - 0.075 = 0.05) and gamma 2.5.
-uint8_t goldsrc_light(uint8_t v) {
-    constexpr double kLightGamma = 2.5, kGamma = 2.5, kShift = 0.05;
-    double f = std::pow(v / 255.0, kLightGamma);
-    f = f <= kShift ? f / kShift * 0.125 : 0.125 + (f - kShift) / (1.0 - kShift) * 0.875;
-    return uint8_t(std::clamp(std::lround(255.0 * std::pow(f, 1.0 / kGamma)), 0L, 255L));
-}
-
-/// One luxel as the engine shows it, before the exposure.
-std::array<double, 3> engine_light(Format format, const uint8_t* rgb) {
-    std::array<double, 3> c{double(rgb[0]), double(rgb[1]), double(rgb[2])};
-    switch (format) {
-    case Format::quake1:
-    case Format::bsp2:
-    case Format::quake2:
-        // Software Quake (and Quake 2's ref_soft) light through the colormap,
-        // whose 64 rows run from black through the texture as drawn (a luxel
-        // of about 128) to twice as bright: lightmaps are "overbright" by 2
-        // (quaddicted.com "Differences between software rendered Quake and
-        // GLQuake"; mhquake's "Fun with Lighting"). GL ports that match it
-        // (QuakeSpasm gl_overbright 1, Yamagi Quake 2 gl1_overbrightbits 2)
-        // multiply the lightmap by 2 the same way.
-        for (double& v : c) v *= 2;
-        break;
-    case Format::quake3: {
-        // Quake 3 (tr_bsp.c R_ColorShiftLightingBytes): lightmap bytes are
-        // shifted left by r_mapOverBrightBits (2) - r_overBrightBits, and the
-        // display gamma ramp brightens by 2^r_overBrightBits: x4 in all. When
-        // a channel would pass 255 all three are scaled down together (the
-        // hue is kept), as R_ColorShiftLightingBytes does.
-        double top = 0;
-        for (double& v : c) top = std::max(top, v *= 4);
-        if (top > 255)
-            for (double& v : c) v *= 255 / top;
-        break;
-    }
-    case Format::goldsrc:
-    case Format::nightfire:
-        for (double& v : c) v = goldsrc_light(uint8_t(v));
-        break;
-    case Format::source:
-        // The model already holds what Source shows: ColorRGBExp32 to linear
-        // (TexLightToLinear: c * 2^exponent / 255), then linear^(1/2.2).
-        break;
-    }
-    return c;
-}
-
-struct Level {
-    uint32_t width = 0, height = 0;
-    std::vector<uint8_t> rgba;
-};
-
-/// Box-filtered mip levels of a texture, down to 1x1.
-std::vector<Level> mip_chain(const model::Texture& t) {
-    std::vector<Level> levels;
-    levels.push_back({t.width, t.height, t.rgba});
-    while (levels.back().width > 1 || levels.back().height > 1) {
-        const Level& a = levels.back();
-        Level b{std::max(1u, a.width / 2), std::max(1u, a.height / 2), {}};
-        b.rgba.resize(size_t(b.width) * b.height * 4);
-        for (uint32_t y = 0; y < b.height; ++y)
-            for (uint32_t x = 0; x < b.width; ++x)
-                for (int c = 0; c < 4; ++c) {
-                    unsigned sum = 0;
-                    for (uint32_t dy = 0; dy < 2; ++dy)
-                        for (uint32_t dx = 0; dx < 2; ++dx) {
-                            const uint32_t sx = std::min(a.width - 1, x * 2 + dx), sy = std::min(a.height - 1, y * 2 + dy);
-                            sum += a.rgba[(size_t(sy) * a.width + sx) * 4 + size_t(c)];
-                        }
-                    b.rgba[(size_t(y) * b.width + x) * 4 + size_t(c)] = uint8_t((sum + 2) / 4);
-                }
-        levels.push_back(std::move(b));
-    }
-    return levels;
-}
+/// A texture's mip level (model::mip_chain).
+using Level = model::Texture;
 
 /// Bilinear sample of `data` (w x h, `channels` per texel) at continuous texel
 /// coordinates (x, y) (texel centres at +0.5); wraps (textures) or clamps (atlas).
@@ -148,21 +70,6 @@ void dilate(model::Texture& img, std::vector<uint8_t>& mask, int rings) {
 
 double srgb_to_linear(double v) { return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); }
 
-double engine_light_scale(Format format) {
-    const uint8_t grey[3] = {128, 128, 128};
-    return engine_light(format, grey)[0] / 128.0;
-}
-
-void shade_lightmap(Format format, bool engine, double exposure, model::LightmapAtlas& atlas) {
-    const double gain = std::exp2(std::clamp(finite_or_zero(exposure), -16.0, 16.0));
-    if (!engine && gain == 1) return;
-    for (size_t i = 0; i + 2 < atlas.rgb.size(); i += 3) {
-        std::array<double, 3> c{double(atlas.rgb[i]), double(atlas.rgb[i + 1]), double(atlas.rgb[i + 2])};
-        if (engine) c = engine_light(format, &atlas.rgb[i]);
-        for (int k = 0; k < 3; ++k) atlas.rgb[i + size_t(k)] = uint8_t(std::clamp(std::lround(c[size_t(k)] * gain), 0L, 255L));
-    }
-}
-
 Baked bake(const model::Map& map, const Selection& selection, const model::LightmapAtlas& light,
            const Options& options) {
     const auto texture_of = [&](uint32_t material) -> int32_t {
@@ -197,7 +104,7 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
             const std::vector<Level>* levels = nullptr;
             if (t >= 0) {
                 auto& chain = mips[size_t(t)];
-                if (!chain) chain = std::make_unique<std::vector<Level>>(mip_chain(map.textures[size_t(t)]));
+                if (!chain) chain = std::make_unique<std::vector<Level>>(model::mip_chain(map.textures[size_t(t)]));
                 levels = chain.get();
             }
             for (const uint32_t si : g.surfaces) {

@@ -6,6 +6,7 @@
 
 #include "selection.hpp"
 
+#include <bspkit/engine_light.hpp>
 #include <bspkit/model.hpp>
 
 #include <cstdint>
@@ -20,14 +21,9 @@ inline constexpr double kUntexturedAlbedo = 0.5;
 /// An sRGB value (0-1) in linear light, as glTF's baseColorFactor wants it.
 double srgb_to_linear(double v);
 
-/// The factor a format's engine multiplies a mid-grey luxel by (for
-/// extras.lightmap.scale): 2 for Quake 1 / 2, 4 for Quake 3, 1 for Source;
-/// GoldSrc / Nightfire use a curve, reported by its value at 128.
-double engine_light_scale(Format format);
-
-/// Rewrites `atlas` as the engine shows its light (when `engine`) times
-/// 2^exposure, clamped to 255.
-void shade_lightmap(Format format, bool engine, double exposure, model::LightmapAtlas& atlas);
+/// The engine light rules live in the model layer (bspkit/engine_light.hpp).
+using model::engine_light_scale;
+using model::shade_lightmap;
 
 struct Baked {
     model::Texture image;               ///< RGBA, in the atlas layout at `texels_per_luxel`

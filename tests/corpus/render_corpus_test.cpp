@@ -1,128 +1,239 @@
-// The default export as a user sees it: `bspkit export` of a Quake 1, a
-// GoldSrc, a Quake 2, a Quake 3 and a Source corpus map, loaded by three.js's
-// GLTFLoader in headless Chromium with no lights (tools/render-check/
-// render.mjs), camera fitted to the world. The world's pixels must be lit,
-// neither near-black nor washed out; `--lighting none` (PBR, no lightmap) on
-// the same view is near-black, so the measure can fail; `--no-sky` seen from
-// above shows no sky and more of the world. The renderings stay in
-// <build>/render-artefacts/ for people to look at.
+// The CPU renderer (bspkit/render.hpp) on every readable corpus map: depth
+// agrees with line traces, a PVS-culled frame is pixel-identical to an
+// unculled one, lightmap-only frames show the atlas at the surfaces' own
+// lightmap UVs, and the spawn view, overview and thumbnail show the map.
 #include "corpus.hpp"
-#include "run.hpp"
+#include "render_checks.hpp"
+
+#include <bspkit/bsp.hpp>
+#include <bspkit/render.hpp>
+#include <bspkit/visibility.hpp>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
-#include <filesystem>
+#include <charconv>
+#include <cstring>
+#include <limits>
 
 using namespace bspkit;
 using namespace bspkit::test;
-namespace fs = std::filesystem;
 
 namespace {
 
-struct Rendering {
-    bool ok = false;
-    std::string error;
-    nlohmann::json stats;  ///< world, sky, luma {mean, p10, p50, p90}, dark, bright (see render.mjs)
-};
-
-fs::path artefacts() {
-    const fs::path dir = fs::path(BSPKIT_BINARY_DIR) / "render-artefacts";
-    fs::create_directories(dir);
-    return dir;
+std::vector<CorpusFile> readable() {
+    std::vector<CorpusFile> out;
+    for (const auto& f : corpus_files())
+        if (expected_format(f)) out.push_back(f);
+    return out;
 }
 
-/// Exports `relpath` with `options` to <artefacts>/<name>.glb and renders it
-/// (`view`: oblique or top) to <name>_<view>.png.
-Rendering export_and_render(const std::string& relpath, const std::string& name,
-                            const std::vector<std::string>& options, const std::string& view) {
-    Rendering r;
-    const CorpusFile& file = corpus_file(relpath);
-    const fs::path glb = artefacts() / (name + ".glb"), png = artefacts() / (name + "_" + view + ".png");
-    std::vector<std::string> args{"export", file.path.string(), "-o", glb.string()};
-    args.insert(args.end(), options.begin(), options.end());
-    const RunResult e = run_cli(args);
-    if (e.exit_code != 0) {
-        r.error = "bspkit export failed: " + e.err;
-        return r;
-    }
-    const fs::path script = fs::path(BSPKIT_SOURCE_DIR) / "tools" / "render-check" / "render.mjs";
-    const RunResult run = run_program("node", {script.string(), glb.string(), png.string(), "--view", view});
-    if (run.exit_code != 0) {
-        r.error = "render.mjs exit " + std::to_string(run.exit_code) + ": " + run.err;
-        return r;
-    }
-    try {
-        r.stats = nlohmann::json::parse(run.out);
-        r.ok = true;
-    } catch (const std::exception& ex) {
-        r.error = std::string("unreadable render.mjs output: ") + ex.what() + "\n" + run.out;
-    }
-    return r;
+struct Loaded {
+    Bsp bsp;
+    model::Map map;
+    render::Scene scene;
+    query::World world;
+};
+
+std::unique_ptr<Loaded> load(const CorpusFile& f) {
+    Bsp bsp = Bsp::open(f.path);
+    model::Map map = model::build(bsp);
+    render::Scene scene = render::Scene::prepare(map, bsp);
+    query::World world = query::World::prepare(bsp);
+    return std::unique_ptr<Loaded>(new Loaded{std::move(bsp), std::move(map), std::move(scene), std::move(world)});
 }
 
-struct Case {
-    const char* relpath;
-    const char* name;
-    std::vector<std::string> options;  ///< for the default export (the exposure a dark map needs)
-};
+/// The spawn camera, else the first entity in an open leaf, else the middle of the world looking along +X.
+render::Camera main_camera(const Loaded& l) {
+    if (auto c = render::spawn_camera(l.scene)) return *c;
+    for (size_t e = 1; e < l.scene.entities().size(); ++e)
+        if (auto c = render::entity_camera(l.scene, std::to_string(e)))
+            if (!l.world.leaf_at(c->position).contents.solid()) return *c;
+    return render::orbit_camera(l.scene);
+}
 
-// One map per family the issue names (maps whose fitted view shows lit
-// rooms: pd_change_dest sits in a huge solid_black box, oa_ctf2 keeps its
-// lightmaps outside the file). The L4D2 map's lighting is very dark (in game
-// its HDR tone mapping brightens it): it gets --exposure 3.
-const Case kCases[] = {
-    {"q1_v29/ericw_q1_decompiler_test.bsp", "quake1", {}},
-    {"hl1_v30/hl_undertow.bsp", "goldsrc", {}},
-    {"q2_v38/q2_base1.bsp", "quake2", {}},
-    {"q3_v46/oa_oacmpctf3.bsp", "quake3", {}},
-    {"src_v21/l4d2_escapefromterrortown01.bsp", "source", {"--exposure", "3"}},
-};
+/// The main camera and the same place looking down at 60 degrees (maps whose walls are all sky).
+std::vector<render::Camera> depth_cameras(const Loaded& l) {
+    render::Camera down = main_camera(l);
+    down.pitch = 60;
+    return {main_camera(l), down};
+}
 
-class RenderCorpus : public ::testing::TestWithParam<Case> {};
+/// More viewpoints: up to `n` entities, spread over the lump, whose eye
+/// position has room for the player's box (a camera inside a wall would see
+/// through it past the near plane, which no PVS covers) and a cluster.
+std::vector<render::Camera> more_cameras(const Loaded& l, size_t n) {
+    std::vector<render::Camera> out;
+    const auto& ents = l.scene.entities();
+    const auto player = l.world.player();
+    const size_t stride = std::max<size_t>(1, ents.size() / (n * 2 + 1));
+    for (size_t e = 1; e < ents.size() && out.size() < n; e += stride) {
+        auto c = render::entity_camera(l.scene, std::to_string(e));
+        if (!c) continue;
+        const auto leaf = l.world.leaf_at(c->position);
+        if (leaf.cluster < 0 || leaf.contents.solid()) continue;
+        try {
+            if (l.world.trace(c->position, c->position, player).startsolid) continue;
+        } catch (const Error&) {  // no clip hulls (BSPX BRUSHLIST maps): the open leaf must do
+        }
+        c->yaw += 30.0f * float(out.size());
+        out.push_back(*c);
+    }
+    return out;
+}
+
+class RenderCorpus : public ::testing::TestWithParam<CorpusFile> {};
+
+TEST_P(RenderCorpus, DepthAgreesWithLineTraces) {
+    const auto l = load(GetParam());
+    render::Options o;
+    o.width = 320;
+    o.height = 180;
+    size_t compared = 0, agreed = 0;
+    std::string first, skipped;
+    std::vector<render::Camera> cams = depth_cameras(*l);
+    for (const auto& c : more_cameras(*l, 3)) cams.push_back(c);
+    for (const auto& cam : cams) {
+        const render::Frame f = render::render(l->scene, cam, o);
+        const DepthCheck d = depth_against_traces(l->map, l->world, cam, f, 3);
+        compared += d.compared;
+        agreed += d.agreed;
+        if (first.empty()) first = d.first_disagreement;
+        skipped += " [not world " + std::to_string(d.not_world) + ", not opaque " + std::to_string(d.not_opaque) +
+                   ", trace not solid " + std::to_string(d.not_solid) + ", trace met another surface " +
+                   std::to_string(d.other_surface) + "]";
+    }
+    ASSERT_GT(compared, 20u) << "too few opaque world pixels to compare:" << skipped;
+    // Pixel centres within a fraction of a pixel of an edge may meet the
+    // neighbour in the trace: 99% must agree.
+    EXPECT_GE(double(agreed), 0.99 * double(compared)) << agreed << " of " << compared << "; first: " << first;
+}
+
+/// q3map2's vis far plane (worldspawn "_farplanedist"): clusters farther
+/// than that from the viewer's portals are left out of the PVS on purpose
+/// (the engine hides them in fog); infinity when the map sets none.
+float vis_far_plane(const Loaded& l) {
+    const auto& ents = l.scene.entities();
+    if (ents.empty()) return std::numeric_limits<float>::infinity();
+    const auto v = ents[0].find("_farplanedist");
+    float d = 0;
+    if (!v || std::from_chars(v->data(), v->data() + v->size(), d).ec != std::errc() || !(d > 0))
+        return std::numeric_limits<float>::infinity();
+    return d;
+}
+
+TEST_P(RenderCorpus, PvsCulledFrameIsPixelIdenticalToUnculled) {
+    const auto l = load(GetParam());
+    render::Options on, off;
+    on.width = off.width = 320;
+    on.height = off.height = 180;
+    off.pvs = false;
+    // With a vis far plane, only pixels well inside it are compared (half of it:
+    // the compiler measures from the cluster's portals, not from the eye).
+    const float reach = vis_far_plane(*l) / 2;
+    std::vector<render::Camera> cams{main_camera(*l)};
+    for (const auto& c : more_cameras(*l, 5)) cams.push_back(c);
+    size_t compared_all = 0;
+    for (const auto& cam : cams) {
+        const render::Frame a = render::render(l->scene, cam, on);
+        const render::Frame b = render::render(l->scene, cam, off);
+        EXPECT_EQ(b.stats.faces_culled, 0u);
+        size_t differ = 0, compared = 0, first = SIZE_MAX;
+        for (size_t p = 0; p < b.depth.size(); ++p) {
+            if (b.depth[p] >= reach) continue;
+            ++compared;
+            if (std::memcmp(&a.rgba[p * 4], &b.rgba[p * 4], 4) != 0 || a.depth[p] != b.depth[p]) {
+                ++differ;
+                first = std::min(first, p);
+            }
+        }
+        compared_all += compared;
+        EXPECT_EQ(differ, 0u) << "camera at " << cam.position.x << "," << cam.position.y << "," << cam.position.z
+                              << " cluster " << a.stats.camera_cluster << ": first pixel " << first % 320 << ","
+                              << first / 320 << " (face " << (first != SIZE_MAX ? b.face[first] : -1) << ")";
+    }
+    EXPECT_GT(compared_all, size_t(on.width) * on.height / 100) << "too little of the map in view";
+}
+
+TEST_P(RenderCorpus, LightmapOnlyFrameShowsTheAtlasAtTheSurfaceUVs) {
+    const auto l = load(GetParam());
+    const model::LightmapAtlas atlas = model::combined_lightmap(l->map);
+    size_t lit = 0;
+    for (const auto& s : l->map.models[0].surfaces) lit += s.lightmap >= 0;
+    if (!atlas.width || lit == 0) {
+        // Nothing to compare: the map has no lightmaps (checked, not skipped).
+        EXPECT_TRUE(l->map.lightmaps.empty() || lit == 0);
+        return;
+    }
+    render::Options o;
+    o.width = 320;
+    o.height = 180;
+    o.lightmap_only = true;
+    o.translucent = false;
+    size_t compared = 0, agreed = 0;
+    std::string first;
+    std::vector<render::Camera> cams = depth_cameras(*l);
+    for (const auto& c : more_cameras(*l, 3)) cams.push_back(c);
+    for (const auto& cam : cams) {
+        const render::Frame f = render::render(l->scene, cam, o);
+        const LightmapCheck c = lightmap_against_atlas(l->map, cam, f, 2);
+        compared += c.compared;
+        agreed += c.agreed;
+        if (first.empty()) first = c.first_disagreement;
+    }
+    ASSERT_GT(compared, 20u) << "too few lit world pixels to compare";
+    EXPECT_GE(double(agreed), 0.98 * double(compared)) << agreed << " of " << compared << "; first: " << first;
+}
+
+TEST_P(RenderCorpus, ViewsShowTheMap) {
+    const auto l = load(GetParam());
+    render::Options o;
+    o.width = 256;
+    o.height = 256;
+    const render::Frame spawn = render::render(l->scene, main_camera(*l), o);
+    render::Options ov = o;
+    const render::Camera top = render::overview_camera(l->scene, ov);
+    const render::Frame overview = render::render(l->scene, top, ov);
+    const render::Frame thumb = render::render(l->scene, render::thumbnail_camera(l->scene), o);
+    const size_t n = size_t(o.width) * o.height;
+    EXPECT_GT(covered(spawn), n / 10);
+    EXPECT_GT(covered(thumb), n / 10);
+    // The overview fits the world's bounds: the drawn part spans most of the wider side.
+    uint32_t lo = o.width, hi = 0, top_row = o.height, bottom_row = 0;
+    for (uint32_t y = 0; y < o.height; ++y)
+        for (uint32_t x = 0; x < o.width; ++x)
+            if (std::isfinite(overview.depth[size_t(y) * o.width + x])) {
+                lo = std::min(lo, x);
+                hi = std::max(hi, x);
+                top_row = std::min(top_row, y);
+                bottom_row = std::max(bottom_row, y);
+            }
+    ASSERT_LE(lo, hi) << "empty overview";
+    EXPECT_GE(std::max(hi - lo, bottom_row - top_row), o.width * 3 / 4);
+    // No sky in the overview.
+    for (size_t i = 0; i < n; ++i)
+        if (std::isfinite(overview.depth[i]))
+            EXPECT_FALSE(overview.rgba[i * 4] == ov.sky[0] && overview.rgba[i * 4 + 1] == ov.sky[1] &&
+                         overview.rgba[i * 4 + 2] == ov.sky[2])
+                << "sky at pixel " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Maps, RenderCorpus, ::testing::ValuesIn(readable()),
+                         [](const auto& info) { return test_name(info.param.relpath); });
+
+TEST(RenderCorpusPvs, CullsFacesOnMapsWithVisibility) {
+    // The PVS comparison above means something only if culling happens.
+    for (const char* rel : {"q2_v38/q2_base1.bsp", "hl1_v30/cs16_de_torabora.bsp", "q1_v29/hl_crossfire_bsp29.bsp",
+                            "q3_v46/oa_oacmpctf3.bsp", "src_v17/vtmb_ch_temple_3.bsp"}) {
+        const auto l = load(corpus_file(rel));
+        size_t culled = 0;
+        std::vector<render::Camera> cams{main_camera(*l)};
+        for (const auto& c : more_cameras(*l, 5)) cams.push_back(c);
+        render::Options o;
+        o.width = 64;
+        o.height = 36;
+        for (const auto& cam : cams) culled += render::render(l->scene, cam, o).stats.faces_culled;
+        EXPECT_GT(culled, 0u) << rel;
+    }
+}
 
 }  // namespace
-
-TEST_P(RenderCorpus, DefaultExportIsLitWithoutLights) {
-    const Case c = GetParam();
-    const Rendering r = export_and_render(c.relpath, c.name, c.options, "oblique");
-    ASSERT_TRUE(r.ok) << c.relpath << ": " << r.error;
-    const auto& s = r.stats;
-    SCOPED_TRACE(s.dump());
-    EXPECT_GT(s["world"].get<double>(), 0.05) << "the world covers too little of the view";
-    // Lit: the median world pixel is neither near-black nor washed out, and
-    // most pixels are neither.
-    EXPECT_GT(s["luma"]["p50"].get<double>(), 28);
-    EXPECT_LT(s["luma"]["p50"].get<double>(), 215);
-    EXPECT_GT(s["luma"]["mean"].get<double>(), 28);
-    EXPECT_LT(s["dark"].get<double>(), 0.35);
-    EXPECT_LT(s["bright"].get<double>(), 0.25);
-}
-
-TEST_P(RenderCorpus, WithoutLightingTheSameViewIsDark) {
-    // The control: PBR materials without a lightmap and without scene lights
-    // render black, so the measure above does see darkness.
-    const Case c = GetParam();
-    const Rendering r = export_and_render(c.relpath, std::string(c.name) + "_none", {"--lighting", "none"}, "oblique");
-    ASSERT_TRUE(r.ok) << c.relpath << ": " << r.error;
-    SCOPED_TRACE(r.stats.dump());
-    EXPECT_GT(r.stats["world"].get<double>(), 0.05);
-    EXPECT_LT(r.stats["luma"]["p50"].get<double>(), 16);
-}
-
-INSTANTIATE_TEST_SUITE_P(Maps, RenderCorpus, ::testing::ValuesIn(kCases),
-                         [](const auto& info) { return std::string(info.param.name); });
-
-TEST(RenderCorpusSky, NoSkyUncoversTheWorldFromAbove) {
-    // A Quake 3 map closed by sky brushes: from above the sky hides much of it.
-    const char* relpath = "q3_v46/oa_oacmpctf3.bsp";
-    const Rendering with = export_and_render(relpath, "quake3_sky", {}, "top");
-    const Rendering without = export_and_render(relpath, "quake3_nosky", {"--no-sky"}, "top");
-    ASSERT_TRUE(with.ok) << with.error;
-    ASSERT_TRUE(without.ok) << without.error;
-    SCOPED_TRACE(with.stats.dump() + "\n" + without.stats.dump());
-    EXPECT_GT(with.stats["sky"].get<double>(), 0.1) << "the sky does not cover the map from above";
-    EXPECT_EQ(without.stats["sky"].get<double>(), 0);
-    EXPECT_GT(without.stats["world"].get<double>(), with.stats["world"].get<double>() * 1.2);
-    EXPECT_GT(without.stats["luma"]["p50"].get<double>(), 28);
-}

@@ -95,6 +95,44 @@ void read_source_visibility(const Bsp& bsp, VisibilityBuilder& b) {
     b.set_leaf_clusters(map.leafs());
 }
 
+std::vector<LeafFace> read_source_leaf_faces(const Bsp& bsp) {
+    const source::Map map(bsp);
+    return leaf_face_pairs(map.leafs(), map.leaffaces(), &source::dleaf_t::firstleafface,
+                           &source::dleaf_t::numleaffaces, &source::dleafface_t::face);
+}
+
+ClusterFaces ClusterFaces::of(const Bsp& bsp, const Visibility& vis) {
+    std::vector<LeafFace> pairs;
+    switch (bsp.format()) {
+        case Format::quake1:
+        case Format::bsp2:
+        case Format::goldsrc: pairs = quake1::read_leaf_faces(bsp); break;
+        case Format::quake2: pairs = quake2::read_leaf_faces(bsp); break;
+        case Format::quake3: pairs = quake3::read_leaf_faces(bsp); break;
+        case Format::nightfire: pairs = nightfire::read_leaf_faces(bsp); break;
+        case Format::source: pairs = read_source_leaf_faces(bsp); break;
+    }
+    // (cluster, face) pairs, sorted and unique, then offsets per cluster.
+    std::vector<std::pair<uint32_t, uint32_t>> cf;
+    cf.reserve(pairs.size());
+    for (const LeafFace& p : pairs) {
+        if (p.leaf >= vis.leaf_count()) continue;
+        if (const auto c = vis.cluster_of_leaf(p.leaf)) cf.emplace_back(uint32_t(*c), p.face);
+    }
+    std::sort(cf.begin(), cf.end());
+    cf.erase(std::unique(cf.begin(), cf.end()), cf.end());
+    ClusterFaces out;
+    out.first_.assign(vis.clusters() + 1, 0);
+    out.faces_.reserve(cf.size());
+    for (const auto& [c, f] : cf) {
+        ++out.first_[c + 1];
+        out.faces_.push_back(f);
+        out.face_bound_ = std::max(out.face_bound_, f + 1);
+    }
+    for (size_t c = 0; c < vis.clusters(); ++c) out.first_[c + 1] += out.first_[c];
+    return out;
+}
+
 Visibility Visibility::of(const Bsp& bsp) {
     VisibilityBuilder b;
     switch (bsp.format()) {

@@ -4,8 +4,10 @@
 #include <bspkit/visibility.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace bspkit {
 
@@ -52,7 +54,36 @@ struct VisibilityBuilder {
     void read_dvis(ByteOrder order);
 };
 
+/// One (leaf, face) entry of a leaf's face list.
+struct LeafFace {
+    uint32_t leaf, face;
+};
+
+/// The (leaf, face) pairs of every leaf's [first, first + count) range of
+/// `list`, clamped to the list (hostile ranges read nothing past it).
+template <class Leafs, class List, class Leaf, class Item, class First, class Count, class Face>
+std::vector<LeafFace> leaf_face_pairs(const Leafs& leafs, const List& list, First Leaf::*first, Count Leaf::*count,
+                                      Face Item::*face) {
+    std::vector<LeafFace> out;
+    for (size_t l = 0; l < leafs.size(); ++l) {
+        const int64_t f = int64_t(leafs[l].*first), n = int64_t(leafs[l].*count);
+        if (f < 0 || n <= 0 || uint64_t(f) >= list.size()) continue;
+        const size_t end = size_t(std::min<int64_t>(f + n, int64_t(list.size())));
+        for (size_t i = size_t(f); i < end; ++i) {
+            const int64_t face_index = int64_t(list[i].*face);
+            if (face_index >= 0 && face_index <= INT32_MAX) out.push_back({uint32_t(l), uint32_t(face_index)});
+        }
+    }
+    return out;
+}
+
 // Per-format readers, each in its format's folder.
+namespace quake1 { std::vector<LeafFace> read_leaf_faces(const Bsp& bsp); }
+namespace quake2 { std::vector<LeafFace> read_leaf_faces(const Bsp& bsp); }
+namespace quake3 { std::vector<LeafFace> read_leaf_faces(const Bsp& bsp); }
+namespace nightfire { std::vector<LeafFace> read_leaf_faces(const Bsp& bsp); }
+std::vector<LeafFace> read_source_leaf_faces(const Bsp& bsp);
+
 namespace quake1 { void read_visibility(const Bsp& bsp, VisibilityBuilder& b); }
 namespace quake2 { void read_visibility(const Bsp& bsp, VisibilityBuilder& b); }
 namespace quake3 { void read_visibility(const Bsp& bsp, VisibilityBuilder& b); }

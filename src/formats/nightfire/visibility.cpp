@@ -43,4 +43,11 @@ void read_visibility(const Bsp& bsp, VisibilityBuilder& b) {
     }
 }
 
+
+std::vector<LeafFace> read_leaf_faces(const Bsp& bsp) {
+    const Map map(bsp);
+    return leaf_face_pairs(map.leaves(), map.leaf_surfaces(), &Leaf::LeafSurfacesIndex, &Leaf::LeafSurfacesCount,
+                           &LeafSurface::SurfaceIndex);
+}
+
 }  // namespace bspkit::nightfire

@@ -5,6 +5,7 @@
 #include <bspkit/formats/quake1.hpp>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace bspkit::quake1 {
 
@@ -24,6 +25,18 @@ void read_visibility(const Bsp& bsp, VisibilityBuilder& b) {
         b.leaf_cluster().assign(numleafs, -1);
         for (size_t leaf = 1; leaf <= clusters; ++leaf) b.leaf_cluster()[leaf] = int32_t(leaf - 1);
     });
+}
+
+
+std::vector<LeafFace> read_leaf_faces(const Bsp& bsp) {
+    const Map map(bsp);
+    std::vector<LeafFace> out;
+    map.visit([&](const auto& t) {
+        using Leaf = std::remove_cvref_t<decltype(t.leafs[0])>;
+        using Mark = std::remove_cvref_t<decltype(t.marksurfaces[0])>;
+        out = leaf_face_pairs(t.leafs, t.marksurfaces, &Leaf::firstmarksurface, &Leaf::nummarksurfaces, &Mark::face);
+    });
+    return out;
 }
 
 }  // namespace bspkit::quake1

@@ -15,4 +15,11 @@ void read_visibility(const Bsp& bsp, VisibilityBuilder& b) {
     b.set_leaf_clusters(map.leafs());
 }
 
+
+std::vector<LeafFace> read_leaf_faces(const Bsp& bsp) {
+    const Map map(bsp);
+    return leaf_face_pairs(map.leafs(), map.leaffaces(), &dleaf_t::firstleafface, &dleaf_t::numleaffaces,
+                           &dleafface_t::face);
+}
+
 }  // namespace bspkit::quake2

@@ -37,4 +37,11 @@ void read_visibility(const Bsp& bsp, VisibilityBuilder& b) {
     b.set_leaf_clusters(map.leafs());
 }
 
+
+std::vector<LeafFace> read_leaf_faces(const Bsp& bsp) {
+    const Map map(bsp);
+    return leaf_face_pairs(map.leafs(), map.leafsurfaces(), &dleaf_t::firstLeafSurface, &dleaf_t::numLeafSurfaces,
+                           &dleafsurface_t::surface);
+}
+
 }  // namespace bspkit::quake3

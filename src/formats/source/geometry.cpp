@@ -229,6 +229,7 @@ private:
                              std::to_string(td.nameStringTableID) + " does not lead to a terminated name");
                 mat.width = uint32_t(std::max(0, td.width));
                 mat.height = uint32_t(std::max(0, td.height));
+                mat.reflectivity = Vec3{td.reflectivity.x, td.reflectivity.y, td.reflectivity.z};
             }
             mat.flags = material_flags(uint32_t(ti.flags), mat.name);
         }

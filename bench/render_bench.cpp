@@ -1,0 +1,122 @@
+// render::render frame times on the largest corpus map of each family:
+// 1920x1080 from the spawn with and without the PVS, the 1920x1080 overview,
+// and the 256x256 thumbnail. Each is printed beside a floor measured in the
+// same run, as a ratio: writing every pixel of the frame's colour and depth
+// buffers once (what any renderer of that size must do) plus one copy of the
+// scene's triangle data (what any renderer of that map must read).
+#include "bench_support.hpp"
+
+#include <bspkit/bsp.hpp>
+#include <bspkit/model.hpp>
+#include <bspkit/render.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace {
+
+using namespace bspkit;
+
+struct Loaded {
+    Bsp bsp;
+    model::Map map;
+    render::Scene scene;
+};
+
+const char* const kMaps[] = {
+    "q1_v29/pd_change_dest.bsp",           "q1_bsp2/bevytb_example_q1_lit.bsp", "hl1_v30/cs16_de_torabora.bsp",
+    "q2_v38/librequake_lq_e0m2_quake2.bsp", "q3_v46/nexuiz_ons-reborn.bsp",      "nightfire_v42/nf_weapon_accuracy_nf.bsp",
+    "src_v17/vtmb_ch_temple_3.bsp",        "src_v21/l4d2_escapefromterrortown01.bsp",
+};
+
+Loaded& loaded(const std::string& rel) {
+    static std::map<std::string, std::unique_ptr<Loaded>> cache;
+    auto& slot = cache[rel];
+    if (!slot) {
+        Bsp bsp = Bsp::open(bench::corpus(rel));
+        model::Map map = model::build(bsp);
+        render::Scene scene = render::Scene::prepare(map, bsp);
+        slot.reset(new Loaded{std::move(bsp), std::move(map), std::move(scene)});
+    }
+    return *slot;
+}
+
+/// Seconds to write a w x h RGBA + float depth frame once and copy the scene's
+/// triangle positions (36 bytes each) once: the floor of a frame.
+double floor_seconds(uint32_t w, uint32_t h, size_t triangles) {
+    std::vector<uint8_t> rgba(size_t(w) * h * 4);
+    std::vector<float> depth(size_t(w) * h);
+    std::vector<float> src(triangles * 9, 1.0f), dst(triangles * 9);
+    double best = 1e30;
+    for (int k = 0; k < 5; ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        std::fill(rgba.begin(), rgba.end(), uint8_t(k));
+        std::fill(depth.begin(), depth.end(), float(k));
+        std::memcpy(dst.data(), src.data(), src.size() * sizeof(float));
+        benchmark::DoNotOptimize(rgba.data());
+        benchmark::DoNotOptimize(depth.data());
+        benchmark::DoNotOptimize(dst.data());
+        best = std::min(best, bench::seconds_since(t0));
+    }
+    return best;
+}
+
+enum class View { spawn_pvs, spawn_all, overview, thumbnail };
+
+void frame(benchmark::State& state, const std::string& rel, View view) {
+    Loaded& l = loaded(rel);
+    render::Options o;
+    render::Camera cam;
+    if (view == View::thumbnail) {
+        o.width = o.height = 256;
+        cam = render::thumbnail_camera(l.scene);
+    } else if (view == View::overview) {
+        cam = render::overview_camera(l.scene, o);
+    } else {
+        cam = render::spawn_camera(l.scene).value_or(render::orbit_camera(l.scene));
+        o.pvs = view == View::spawn_pvs;
+    }
+    const double floor = floor_seconds(o.width, o.height, l.scene.triangle_count());
+    render::Stats stats;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (auto _ : state) {
+        render::Frame f = render::render(l.scene, cam, o);
+        stats = f.stats;
+        benchmark::DoNotOptimize(f.rgba.data());
+    }
+    const double per = bench::seconds_since(t0) / double(state.iterations());
+    state.counters["ms_per_frame"] = per * 1e3;
+    state.counters["floor_ms"] = floor * 1e3;
+    state.counters["ratio_to_floor"] = per / floor;
+    state.counters["scene_tris"] = double(l.scene.triangle_count());
+    state.counters["tris_set_up"] = double(stats.triangles);
+    state.counters["faces_culled"] = double(stats.faces_culled);
+}
+
+void register_all() {
+    for (const char* rel : kMaps) {
+        const std::string r = rel;
+        benchmark::RegisterBenchmark(("spawn_1080p_pvs/" + r).c_str(), [r](benchmark::State& s) { frame(s, r, View::spawn_pvs); })
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark(("spawn_1080p_no_pvs/" + r).c_str(), [r](benchmark::State& s) { frame(s, r, View::spawn_all); })
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark(("overview_1080p/" + r).c_str(), [r](benchmark::State& s) { frame(s, r, View::overview); })
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark(("thumbnail_256/" + r).c_str(), [r](benchmark::State& s) { frame(s, r, View::thumbnail); })
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    register_all();
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
