@@ -364,6 +364,21 @@ class Bsp:
         self._flush()
         return self._core.export(os.fspath(path), lighting, all_models, textures, sky, tools, scale, y_up, list(skip))
 
+    def render(self, size: tuple[int, int] = (640, 360), view: str = "spawn",
+               camera: Optional[Iterable[float]] = None, angles: Optional[Iterable[float]] = None,
+               fov: float = 90.0, pvs: bool = True, textures: bool = True, lightmaps: bool = True,
+               threads: int = 0) -> "np.ndarray":
+        """A picture of the map like `bspkit render`, as a (height, width, 4) uint8 RGBA array.
+
+        view: "spawn" (the first player start; the overview without one), "overview"
+        (orthographic from above) or "thumbnail"; camera=(x, y, z) with angles=(pitch, yaw[, roll])
+        places the eye instead. Textures are those the map embeds (else flat colours)."""
+        self._flush()
+        w, h = (int(v) for v in size)
+        return _bspkit._render(self._core, w, h, view, None if camera is None else [float(v) for v in camera],
+                               None if angles is None else [float(v) for v in angles], float(fov), bool(pvs),
+                               bool(textures), bool(lightmaps), int(threads))
+
     def __repr__(self) -> str:
         v = self.version if self.version is not None else self.variant
         return f"<bspkit.Bsp {self.file_name!r} {self.format} {v}>"

@@ -133,3 +133,6 @@ class Bsp:
     def export(self, path: Union[str, os.PathLike[str]], lighting: str = ..., all_models: bool = ...,
                textures: bool = ..., sky: bool = ..., tools: bool = ..., scale: float = ..., y_up: bool = ...,
                skip: Iterable[str] = ...) -> dict[str, Any]: ...
+    def render(self, size: tuple[int, int] = ..., view: str = ..., camera: Optional[Iterable[float]] = ...,
+               angles: Optional[Iterable[float]] = ..., fov: float = ..., pvs: bool = ..., textures: bool = ...,
+               lightmaps: bool = ..., threads: int = ...) -> npt.NDArray[np.uint8]: ...

@@ -12,6 +12,7 @@
 #include <bspkit/formats/source_props.hpp>
 #include <bspkit/model.hpp>
 #include <bspkit/query.hpp>
+#include <bspkit/render.hpp>
 #include <bspkit/survey.hpp>
 #include <bspkit/version.hpp>
 #include <bspkit/visibility.hpp>
@@ -615,6 +616,60 @@ PYBIND11_MODULE(_bspkit, m) {
             py::arg("path"), py::arg("lighting") = "baked", py::arg("all_models") = true, py::arg("textures") = true,
             py::arg("sky") = true, py::arg("tools") = false, py::arg("scale") = 1.0f, py::arg("y_up") = false,
             py::arg("skip") = std::vector<std::string>{});
+
+    // render(...) -> (h, w, 4) uint8: the `bspkit render` picture, as an array.
+    m.def(
+        "_render",
+        [](Map& s, uint32_t width, uint32_t height, const std::string& view, std::optional<std::vector<float>> camera,
+           std::optional<std::vector<float>> angles, float fov, bool pvs, bool textures, bool lightmaps,
+           unsigned threads) {
+            if (width == 0 || height == 0 || width > 16384 || height > 16384)
+                throw py::value_error("size: width and height must be 1-16384");
+            if (camera && camera->size() != 3) throw py::value_error("camera: three numbers X, Y, Z");
+            if (angles && (angles->size() < 2 || angles->size() > 3))
+                throw py::value_error("angles: PITCH, YAW[, ROLL]");
+            render::Frame frame;
+            {
+                py::gil_scoped_release nogil;
+                render::Options o;
+                o.width = width, o.height = height, o.pvs = pvs, o.textures = textures, o.lightmaps = lightmaps;
+                o.threads = threads;
+                const render::Scene scene =
+                    render::Scene::prepare(model::build(s.bsp, build_options(true, textures, true, -1, false)), s.bsp, o);
+                render::Camera cam;
+                if (camera) {
+                    cam.position = {(*camera)[0], (*camera)[1], (*camera)[2]};
+                    if (angles) {
+                        cam.pitch = (*angles)[0], cam.yaw = (*angles)[1];
+                        if (angles->size() == 3) cam.roll = (*angles)[2];
+                    }
+                    cam.fov = fov;
+                } else if (view == "overview") {
+                    cam = render::overview_camera(scene, o);
+                } else if (view == "thumbnail") {
+                    cam = render::thumbnail_camera(scene);
+                } else if (view == "spawn") {
+                    // As `bspkit render`: the first player start, else the overview.
+                    if (const auto spawn = render::spawn_camera(scene)) {
+                        cam = *spawn;
+                        cam.fov = fov;
+                    } else {
+                        cam = render::overview_camera(scene, o);
+                    }
+                } else {
+                    py::gil_scoped_acquire gil;
+                    throw py::value_error("view: spawn, overview or thumbnail (or pass camera=)");
+                }
+                frame = render::render(scene, cam, o);
+            }
+            auto* pixels = new std::vector<uint8_t>(std::move(frame.rgba));
+            py::capsule owner(pixels, [](void* p) { delete static_cast<std::vector<uint8_t>*>(p); });
+            return py::array(py::dtype::of<uint8_t>(),
+                             {py::ssize_t(frame.height), py::ssize_t(frame.width), py::ssize_t(4)},
+                             {py::ssize_t(frame.width) * 4, py::ssize_t(4), py::ssize_t(1)}, pixels->data(), owner);
+        },
+        py::arg("map"), py::arg("width"), py::arg("height"), py::arg("view"), py::arg("camera"), py::arg("angles"),
+        py::arg("fov"), py::arg("pvs"), py::arg("textures"), py::arg("lightmaps"), py::arg("threads"));
 
     // --- Mesh: numpy views of the flat arrays (base: the Mesh object) -----
     py::class_<Mesh, std::shared_ptr<Mesh>> mesh(m, "_Mesh");

@@ -1,5 +1,6 @@
 """Model arrays against the command line's export, and traces against `bspkit trace --rays`."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -185,3 +186,75 @@ def test_leaf_at_equals_the_cli(relpath):
         cli = json.loads(run_cli("leaf", path, *[repr(x) for x in p], "--json").stdout)
         assert got["leaf"] == cli["leaf"] and got["cluster"] == cli["cluster"] and got["area"] == cli["area"]
         assert got["contents"] == cli["contents"]["raw"] and got["content_flags"] == cli["contents"]["flags"]
+
+
+def read_png_rgba(path):
+    """An 8-bit non-interlaced PNG of the CLI (RGBA, RGB or palette + tRNS) as a (h, w, 4) array:
+    zlib and the five row filters, written out here so the test does not trust bspkit's own reader."""
+    import struct
+    import zlib
+    data = Path(path).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, plte, trns = 8, b"", b"", b""
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and interlace == 0 and colour in (2, 3, 6)
+        elif kind == b"PLTE":
+            plte = body
+        elif kind == b"tRNS":
+            trns = body
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    bpp = {2: 3, 3: 1, 6: 4}[colour]
+    raw = np.frombuffer(zlib.decompress(idat), np.uint8).reshape(height, 1 + width * bpp)
+    out = np.zeros((height, width * bpp), np.int32)
+    for y in range(height):
+        f, line = raw[y, 0], raw[y, 1:].astype(np.int32)
+        prev = out[y - 1] if y else np.zeros(width * bpp, np.int32)
+        row = out[y]
+        for x in range(width * bpp):
+            a = row[x - bpp] if x >= bpp else 0
+            b = prev[x]
+            c = prev[x - bpp] if x >= bpp else 0
+            if f == 0:
+                p = 0
+            elif f == 1:
+                p = a
+            elif f == 2:
+                p = b
+            elif f == 3:
+                p = (a + b) // 2
+            else:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                p = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+            row[x] = (line[x] + p) & 0xFF
+    if colour == 3:
+        pal = np.frombuffer(plte, np.uint8).reshape(-1, 3)
+        alpha = np.full(len(pal), 255, np.uint8)
+        alpha[:len(trns)] = np.frombuffer(trns, np.uint8)
+        idx = out.astype(np.intp)
+        return np.dstack([pal[idx], alpha[idx]]).astype(np.uint8)
+    if colour == 2:
+        rgb = out.reshape(height, width, 3).astype(np.uint8)
+        return np.dstack([rgb, np.full((height, width), 255, np.uint8)])
+    return out.reshape(height, width, 4).astype(np.uint8)
+
+
+@pytest.mark.parametrize("relpath", ["q1_v29/pd_change_dest.bsp", "hl1_v30/cs16_de_torabora.bsp",
+                                     "q3_v46/oa_ctf2.bsp", "src_v20/sdk2013_boxinaroom.bsp"])
+def test_render_equals_the_cli(relpath, tmp_path):
+    path = corpus_path(relpath)
+    bsp = bspkit.open(path)
+    for view, flag in (("spawn", []), ("overview", ["--overview"])):
+        image = bsp.render((96, 64), view=view)
+        assert image.shape == (64, 96, 4) and image.dtype == np.uint8
+        assert (image[..., :3].max(axis=2) > 0).mean() > 0.05, f"{relpath} {view}: the picture is empty"
+        out = tmp_path / f"{view}.png"
+        run_cli("render", path, "-o", out, "--size", "96x64", *flag)
+        assert np.array_equal(image, read_png_rgba(out)), f"{relpath} {view}: differs from bspkit render"
+    with pytest.raises(ValueError):
+        bsp.render((0, 10))

@@ -71,7 +71,12 @@ inline float fast_floor(float v) {
 /// Bilinear (or nearest) sample of an RGBA level at texture coordinates (u, v) in [0,1) repeats.
 Sample sample_texture(const model::Texture& l, float u, float v, bool bilinear) {
     const float fx = u * float(l.width), fy = v * float(l.height);
-    const auto wrap = [](int64_t i, uint32_t n) { const int64_t m = i % int64_t(n); return uint32_t(m < 0 ? m + n : m); };
+    // Repeat: a mask for power-of-two sizes (nearly every game texture), a division otherwise.
+    const auto wrap = [](int64_t i, uint32_t n) {
+        if ((n & (n - 1)) == 0) return uint32_t(uint64_t(i) & (n - 1));
+        const int64_t m = i % int64_t(n);
+        return uint32_t(m < 0 ? m + n : m);
+    };
     if (!bilinear) {
         const uint8_t* p = &l.rgba[(size_t(wrap(int64_t(fast_floor(fy)), l.height)) * l.width + wrap(int64_t(fast_floor(fx)), l.width)) * 4];
         return {float(p[0]), float(p[1]), float(p[2]), float(p[3])};
