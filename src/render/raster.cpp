@@ -156,18 +156,19 @@ public:
         light_ = o.engine_light && !o.lightmap_only ? &s.light_engine : &s.light_raw;
     }
 
-    Frame run() {
-        Frame f;
+    void run(Frame& f) {
         f.width = o_.width;
         f.height = o_.height;
+        f.stats = {};
         const size_t n = size_t(w_) * size_t(h_);
+        // Every pixel of these is written by its band (no clearing here).
         f.rgba.resize(n * 4);
-        f.depth.assign(n, std::numeric_limits<float>::infinity());
-        f.face.assign(n, -1);
-        // Scratch buffers left uninitialised: each band clears its own rows
-        // (first touched on the thread that uses them).
-        key_.reset(new float[n]);
-        id_.reset(new uint32_t[n]);
+        f.depth.resize(n);
+        f.face.resize(n);
+        f.scratch_key.resize(n);
+        f.scratch_id.resize(n);
+        key_ = f.scratch_key.data();
+        id_ = f.scratch_id.data();
         select(f.stats);
         setup();
         f.stats.triangles = opaque_.size() + translucent_.size();
@@ -175,7 +176,6 @@ public:
         std::atomic<size_t> covered{0};
         parallel_for(bands, threads_, [&](size_t b) { covered += band(int(b), f); });
         f.stats.pixels_covered = covered;
-        return f;
     }
 
 private:
@@ -191,8 +191,8 @@ private:
     std::vector<uint8_t> drawn_;            ///< per draw
     std::vector<SetupTri> opaque_, translucent_;
     std::vector<std::vector<uint32_t>> opaque_bins_, translucent_bins_;
-    std::unique_ptr<float[]> key_;
-    std::unique_ptr<uint32_t[]> id_;
+    float* key_ = nullptr;     ///< Frame::scratch_key
+    uint32_t* id_ = nullptr;   ///< Frame::scratch_id
 
     /// Which draws this frame uses (PVS, options).
     void select(Stats& st) {
@@ -496,8 +496,8 @@ private:
     size_t band(int b, Frame& f) {
         const int y0 = b * kBand, y1 = std::min(h_, y0 + kBand) - 1;
         const size_t first = size_t(y0) * size_t(w_), last = size_t(y1 + 1) * size_t(w_);
-        std::fill(key_.get() + first, key_.get() + last, -std::numeric_limits<float>::infinity());
-        std::fill(id_.get() + first, id_.get() + last, UINT32_MAX);
+        std::fill(key_ + first, key_ + last, -std::numeric_limits<float>::infinity());
+        std::fill(id_ + first, id_ + last, UINT32_MAX);
         size_t covered = 0;
         // 1. Opaque and alpha-tested triangles: nearest key and triangle per pixel.
         for (const uint32_t ti : opaque_bins_[size_t(b)]) {
@@ -523,6 +523,8 @@ private:
                 const size_t i = size_t(y) * size_t(w_) + size_t(x);
                 if (id_[i] == UINT32_MAX) {
                     std::copy(o_.background.begin(), o_.background.end(), &f.rgba[i * 4]);
+                    f.depth[i] = std::numeric_limits<float>::infinity();
+                    f.face[i] = -1;
                     continue;
                 }
                 ++covered;
@@ -572,8 +574,16 @@ private:
 Frame render(const Scene& scene, const Camera& camera, const Options& options) {
     if (options.width == 0 || options.height == 0 || options.width > 16384 || options.height > 16384)
         throw std::invalid_argument("render: image size must be 1-16384 on each side");
+    Frame f;
+    render_into(scene, camera, options, f);
+    return f;
+}
+
+void render_into(const Scene& scene, const Camera& camera, const Options& options, Frame& frame) {
+    if (options.width == 0 || options.height == 0 || options.width > 16384 || options.height > 16384)
+        throw std::invalid_argument("render: image size must be 1-16384 on each side");
     Renderer r(scene.impl(), camera, options);
-    return r.run();
+    r.run(frame);
 }
 
 }  // namespace bspkit::render
