@@ -1,0 +1,148 @@
+// Private pieces shared by the per-family decompilers.
+#pragma once
+
+#include <bspkit/bsp.hpp>
+#include <bspkit/decompile.hpp>
+#include <bspkit/entities.hpp>
+#include <bspkit/error.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace bspkit::decompile::detail {
+
+using mapfile::Vec3d;
+
+inline double dot(const Vec3d& a, const Vec3d& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+inline Vec3d sub(const Vec3d& a, const Vec3d& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+inline Vec3d add(const Vec3d& a, const Vec3d& b) { return {a[0] + b[0], a[1] + b[1], a[2] + b[2]}; }
+inline Vec3d scale(const Vec3d& a, double s) { return {a[0] * s, a[1] * s, a[2] * s}; }
+inline Vec3d cross(const Vec3d& a, const Vec3d& b) {
+    return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+
+/// "FILE: lump NAME at offset N: WHAT" for record `record` of lump `lump`.
+[[noreturn]] void fail(const Bsp& bsp, size_t lump, size_t record, const std::string& what);
+
+/// Element `i` of `records` (a lump's typed records), or an Error naming
+/// lump `lump` at the record `from` that refers to it.
+template <class T>
+const T& at(const Bsp& bsp, std::span<const T> records, int64_t i, size_t lump, size_t from_lump, size_t from_record,
+            const char* what) {
+    if (i < 0 || uint64_t(i) >= records.size())
+        fail(bsp, from_lump, from_record,
+             std::string(what) + " " + std::to_string(i) + " out of range (" + std::string(bsp.lump_name(lump)) + " has " +
+                 std::to_string(records.size()) + ")");
+    return records[size_t(i)];
+}
+
+/// Three numbers of an entity value ("x y z"), nullopt when it does not hold three.
+std::optional<Vec3d> parse_vec3(std::string_view s);
+/// Shortest-round-trip text of a number / of three.
+std::string num_text(double v);
+std::string vec_text(const Vec3d& v);
+
+/// Brush indices reachable from `headnode` through a node tree: `children`
+/// gives the two children of a node (negative: leaf -(c + 1)), `leaf_brushes`
+/// the brush indices of a leaf. Visits each node once.
+template <class Children, class LeafBrushes>
+void collect_brushes(size_t node_count, int64_t headnode, Children&& children, LeafBrushes&& leaf_brushes,
+                     std::vector<uint8_t>& node_seen) {
+    std::vector<int64_t> stack{headnode};
+    node_seen.resize(node_count);
+    while (!stack.empty()) {
+        const int64_t n = stack.back();
+        stack.pop_back();
+        if (n < 0) {
+            leaf_brushes(-(n + 1));
+            continue;
+        }
+        if (size_t(n) >= node_count || node_seen[size_t(n)]) continue;
+        node_seen[size_t(n)] = 1;
+        const auto [a, b] = children(size_t(n));
+        stack.push_back(a);
+        stack.push_back(b);
+    }
+}
+
+/// Shared brush assembly: the planes of a BSP brush (already moved by the
+/// entity origin) in, the sides with an area out (index into `planes` and
+/// their three points).
+struct BuiltSide {
+    size_t index = 0;
+    std::array<Vec3d, 3> points{};
+    Winding winding;
+};
+std::vector<BuiltSide> build_sides(std::span<const PlaneD> planes);
+
+/// Entity bookkeeping shared by the families: parses the entity lump into
+/// map entities (model "*N" removed from brush entities, which are indexed
+/// by model number), worldspawn first.
+struct EntityTable {
+    std::vector<mapfile::MapEntity> entities;
+    std::vector<int64_t> model_entity;  ///< per model: index in entities, -1 when no entity uses it
+    std::vector<Vec3d> model_offset;    ///< per model: the entity's origin (brushes are stored relative to it)
+};
+EntityTable entity_table(const Bsp& bsp, size_t model_count, bool origin_moves_brushes);
+
+/// Records brush `b` (with sides built from `built`) in the result.
+void add_brush(Result& r, size_t entity, mapfile::Brush brush, int64_t bsp_brush, const Vec3d& offset,
+               std::vector<int64_t> bsp_sides);
+
+/// texinfo-style vectors translated by `offset`: the shift that keeps the texture in place.
+inline std::array<std::array<double, 4>, 2> moved_vectors(std::array<std::array<double, 4>, 2> v, const Vec3d& offset) {
+    for (auto& a : v) a[3] -= a[0] * offset[0] + a[1] * offset[1] + a[2] * offset[2];
+    return v;
+}
+
+Result decompile_source(const Bsp& bsp, const Options& options);
+Result decompile_quake2(const Bsp& bsp, const Options& options);
+Result decompile_quake3(const Bsp& bsp, const Options& options);
+Result decompile_nightfire(const Bsp& bsp, const Options& options);
+
+}  // namespace bspkit::decompile::detail
+
+namespace bspkit::decompile::detail {
+
+/// Builds one brush from its planes (moved by `offset`) and adds it when it
+/// has a volume; `make(side, k)` fills material and texture of the side made
+/// from plane k. `side_ids[k]`: index of plane k's side in the brush side lump.
+template <class MakeSide>
+void emit_brush(Result& r, size_t entity, int64_t bsp_brush, const Vec3d& offset, const std::vector<PlaneD>& planes,
+                const std::vector<int64_t>& side_ids, MakeSide&& make) {
+    const auto built = build_sides(planes);
+    r.stats.dropped_sides += planes.size() - built.size();
+    if (built.size() < 4) {
+        ++r.stats.skipped_brushes;
+        return;
+    }
+    mapfile::Brush out;
+    std::vector<int64_t> from;
+    for (const auto& bs : built) {
+        mapfile::Side s;
+        s.points = bs.points;
+        make(s, bs.index);
+        out.sides.push_back(std::move(s));
+        from.push_back(side_ids[bs.index]);
+    }
+    add_brush(r, entity, std::move(out), bsp_brush, offset, std::move(from));
+}
+
+/// A fixed-size name field as a string (up to its first NUL).
+inline std::string field_name(const char* s, size_t n) {
+    size_t len = 0;
+    while (len < n && s[len]) ++len;
+    return std::string(s, len);
+}
+
+/// The sides' texture in the dialect: axes for Valve 220 / Quake 2 / VMF, the standard projection otherwise.
+inline void set_projection(mapfile::Side& s, mapfile::Dialect d, const std::array<std::array<double, 4>, 2>& vecs,
+                           const Vec3d& normal) {
+    if (mapfile::uses_axes(d)) s.axes = mapfile::axes_from_vectors(vecs);
+    else s.standard = mapfile::standard_from_vectors(normal, vecs);
+}
+
+}  // namespace bspkit::decompile::detail
