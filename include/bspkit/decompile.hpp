@@ -32,7 +32,7 @@ enum class BrushSource : uint8_t {
 
 struct Options {
     /// Output dialect; nullopt: the family's own (VMF for Source, Quake 2 Valve 220 for
-    /// Quake 2, Quake 3 for Quake 3 / RTCW, Valve 220 for Nightfire).
+    /// Quake 2, Quake 3 for Quake 3 / RTCW, Quake 2 Valve 220 for Nightfire).
     std::optional<mapfile::Dialect> dialect;
     BrushSource brushes = BrushSource::lumps;
 };

@@ -28,6 +28,7 @@ void add_decompile(CLI::App& app, Action& action) {
     cmd->add_option("--brushes", a->brushes, "lumps (the brush lumps, default) | faces (Source: a brush per face)")
         ->check(CLI::IsMember({"lumps", "faces"}));
     cmd->add_flag("--json", a->json, "Print counts as JSON");
+    add_salvage_flag(cmd);
     cmd->callback([&action, a] {
         action = [a] {
             decompile::Options options;
@@ -38,7 +39,7 @@ void add_decompile(CLI::App& app, Action& action) {
                 options.dialect = mapfile::Dialect::vmf;
             }
             options.brushes = a->brushes == "faces" ? decompile::BrushSource::faces : decompile::BrushSource::lumps;
-            const Bsp bsp = open_reporting(a->file);
+            const Bsp bsp = open_for_geometry(a->file);
             const decompile::Result r = decompile::decompile(bsp, options);
             const std::string text = mapfile::write(r.map);
             if (a->out == "-") std::fwrite(text.data(), 1, text.size(), stdout);

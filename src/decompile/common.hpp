@@ -125,6 +125,7 @@ void emit_brush(Result& r, size_t entity, int64_t bsp_brush, const Vec3d& offset
         mapfile::Side s;
         s.points = bs.points;
         make(s, bs.index);
+        if (!mapfile::uses_surface_flags(r.map.dialect)) s.contents = s.flags = s.value = 0;
         out.sides.push_back(std::move(s));
         from.push_back(side_ids[bs.index]);
     }

@@ -20,6 +20,8 @@ constexpr double kBaseSize = 1 << 20;
 constexpr double kClipEpsilon = 1e-6;
 /// A polygon with less area than this touches the brush in a line or a point.
 constexpr double kMinArea = 1e-3;
+/// A polygon thinner than this across (units) is a sliver: its three points come from the plane.
+constexpr double kMinWidth = 0.5;
 
 Winding base_winding(const PlaneD& p) {
     const Vec3d& n = p.normal;
@@ -95,11 +97,17 @@ double dist_to_line(const Vec3d& p, const Vec3d& a, const Vec3d& b) {
 
 }  // namespace
 
-std::vector<Winding> brush_windings(std::span<const PlaneD> planes) {
+std::vector<Winding> brush_windings(std::span<const PlaneD> given) {
+    // Float normals are up to ~1e-7 off unit length: the same planes, normalised.
+    std::vector<PlaneD> planes(given.begin(), given.end());
+    for (auto& p : planes) {
+        const double len = std::sqrt(dot(p.normal, p.normal));
+        if (len > 0.5 && len < 1.5) p = {detail::scale(p.normal, 1 / len), p.dist / len};
+    }
     std::vector<Winding> out(planes.size());
     for (size_t i = 0; i < planes.size(); ++i) {
         const double len = dot(planes[i].normal, planes[i].normal);
-        if (!(len > 0.5 && len < 1.5) || !std::isfinite(planes[i].dist) || std::abs(planes[i].dist) > kBaseSize) continue;
+        if (!(len > 0.99 && len < 1.01) || !std::isfinite(planes[i].dist) || std::abs(planes[i].dist) > kBaseSize) continue;
         bool repeat = false;
         for (size_t j = 0; j < i && !repeat; ++j) repeat = same_plane(planes[i], planes[j]);
         if (repeat) continue;
@@ -125,10 +133,34 @@ std::array<Vec3d, 3> side_points(const Winding& w, const PlaneD& plane) {
         if (d > best) best = d, c = i;
     }
     std::array<Vec3d, 3> p{w[a], w[b], w[c]};
-    for (auto& q : p) {
+    if (dist_to_line(w[c], w[a], w[b]) < kMinWidth) {
+        // A sliver (float planes meeting where the editor's met exactly):
+        // its corners would give a poor plane; take a right triangle on the
+        // plane itself around the sliver's middle.
+        Vec3d n = plane.normal;
+        const double len = std::sqrt(dot(n, n));
+        n = detail::scale(n, 1 / len);
+        const double d = plane.dist / len;
+        Vec3d mid = detail::scale(detail::add(w[a], w[b]), 0.5);
+        mid = detail::sub(mid, detail::scale(n, dot(mid, n) - d));
+        Vec3d u = detail::sub(w[b], w[a]);
+        u = detail::sub(u, detail::scale(n, dot(u, n)));
+        u = detail::scale(u, 1 / std::sqrt(dot(u, u)));
+        const Vec3d v = cross(n, u);
+        p = {detail::add(mid, detail::scale(u, 32)), mid, detail::add(mid, detail::scale(v, 32))};
+    }
+    auto span = [](const std::array<Vec3d, 3>& q) {
+        const Vec3d n = cross(sub(q[0], q[1]), sub(q[2], q[1]));
+        return dot(n, n);
+    };
+    const double raw = span(p);
+    std::array<Vec3d, 3> snapped = p;
+    for (auto& q : snapped) {
         Vec3d r{std::round(q[0]), std::round(q[1]), std::round(q[2])};
         if (std::abs(dot(r, plane.normal) - plane.dist) <= 1e-6) q = r;
     }
+    // Snapping must not fold the triangle (its area may shrink by a quarter at most).
+    if (span(snapped) >= raw * 0.5625) p = snapped;
     if (dot(mapfile::plane_from_points(p).normal, plane.normal) < 0) std::swap(p[0], p[2]);
     return p;
 }

@@ -1,6 +1,8 @@
 // Nightfire (v42) -> .map from the brush lumps: each side's texture,
 // projection (exact, Valve 220 axes) and surface flags from the surface it
-// names; brushes of each model through its leaves.
+// names, the brush's attributes as contents (written as Valve 220 sides
+// with contents / flags / value, the Quake 2 Valve dialect); brushes of
+// each model through its leaves.
 #include "common.hpp"
 
 #include <bspkit/formats/nightfire.hpp>
@@ -13,7 +15,7 @@ Result decompile_nightfire(const Bsp& bsp, const Options& options) {
     using M = nightfire::Map;
     const nightfire::Map map(bsp);
     Result r;
-    r.map.dialect = options.dialect.value_or(mapfile::Dialect::valve220);
+    r.map.dialect = options.dialect.value_or(mapfile::Dialect::quake2);
     if (r.map.dialect == mapfile::Dialect::vmf)
         throw Error({bsp.file_name(), "header", 0}, "VMF output is for Source maps; choose a .map dialect");
     const auto models = map.models();

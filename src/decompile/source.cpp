@@ -186,7 +186,52 @@ private:
             if (ent < 0) continue;  // a model no entity uses: its brushes are left out
             for (size_t b : list) brush(b, size_t(ent), m == 0, t.model_offset[m]);
         }
-        (void)sides;
+        // Brushes in no model's leaves: vbsp keeps func_areaportal brushes in
+        // the brush lump but out of the tree. Each goes back under the
+        // func_areaportal whose portal polygon lies on it; others to the world.
+        size_t loose = 0;
+        for (size_t b = 0; b < brushes.size(); ++b) {
+            if (owner[b] >= 0) continue;
+            size_t ent = 0;
+            if (brushes[b].contents & CONTENTS_AREAPORTAL) ent = areaportal_entity(b);
+            else ++loose;
+            brush(b, ent, false, {0, 0, 0});
+        }
+        if (loose) r_.notes.push_back(std::to_string(loose) + " brushes in no model's leaves were put in the world");
+    }
+
+    /// The func_areaportal entity for areaportal brush `b`: the one whose
+    /// "portalnumber" is the key of an areaportal whose polygon lies on the brush.
+    size_t areaportal_entity(size_t b) {
+        const auto& br = map_.brushes()[b];
+        const auto sides = map_.brushsides();
+        const auto verts = map_.clipportalverts();
+        std::vector<PlaneD> planes;
+        for (int k = 0; k < br.numsides; ++k)
+            if (size_t(br.firstside + k) < sides.size()) planes.push_back(plane(sides[size_t(br.firstside + k)].planenum, L::brushsides, size_t(br.firstside + k)));
+        for (const auto& ap : map_.areaportals()) {
+            if (ap.m_nClipPortalVerts == 0 || size_t(ap.m_FirstClipPortalVert) + ap.m_nClipPortalVerts > verts.size()) continue;
+            bool on = true;
+            for (size_t v = 0; v < ap.m_nClipPortalVerts && on; ++v) {
+                const auto& cv = verts[ap.m_FirstClipPortalVert + v];
+                for (const auto& p : planes)
+                    if (dot(p.normal, {cv.x, cv.y, cv.z}) - p.dist > 0.1) {
+                        on = false;
+                        break;
+                    }
+            }
+            if (!on) continue;
+            const std::string key = std::to_string(ap.m_PortalKey);
+            for (size_t e = 0; e < r_.map.entities.size(); ++e) {
+                const auto& ent = r_.map.entities[e];
+                if (ent.get("classname").starts_with("func_areaportal") && ent.get("portalnumber") == key) return e;
+            }
+        }
+        mapfile::MapEntity e;
+        e.pairs = {{"classname", "func_areaportal"}, {"StartOpen", "1"}};
+        r_.map.entities.push_back(std::move(e));
+        r_.notes.push_back("areaportal brush " + std::to_string(b) + " matched no func_areaportal: a new one was made");
+        return r_.map.entities.size() - 1;
     }
 
     void brush(size_t index, size_t entity, bool world, const Vec3d& offset) {
