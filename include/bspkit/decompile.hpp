@@ -10,6 +10,11 @@
 // func_detail from CONTENTS_DETAIL, displacements as dispinfo on a brush
 // built on their face, prop_static, info_overlay, env_cubemap.
 // Quake 2 / Quake 3 / Nightfire maps give a .map from their brush lumps.
+// Quake 1 / BSP2 / GoldSrc maps (no brush lump) give a .map from BSPX
+// BRUSHLIST when present, else from the hull 0 tree: each solid, sky or
+// liquid leaf becomes one brush, the intersection of the half-spaces on its
+// path (split from the model's bounds node by node), each side textured from
+// the drawn face on it (the nearest face on its plane, else "skip").
 // Every side's three points are vertices of the brush's own polygon on the
 // BSP plane (clipped from a large winding by the other sides, in doubles),
 // snapped to integers where that keeps them on the plane.
@@ -49,6 +54,7 @@ struct BrushOrigin {
     int64_t bsp_brush = -1;        ///< index in the BSP's brush lump, -1 when built otherwise (displacements)
     mapfile::Vec3d offset{};       ///< what was added to the BSP's coordinates (entity origin)
     std::vector<int64_t> bsp_sides;  ///< per output side: index in the brush side lump, -1 when made up
+    int32_t contents = 0;            ///< the BSP brush's or leaf's contents (Quake 1 family: CONTENTS_*)
 };
 
 struct Result {
@@ -59,7 +65,7 @@ struct Result {
 };
 
 /// Decompiles `bsp`. Throws Error (file, lump, offset) for references out
-/// of range, and for families not done (Quake 1 / BSP2 / GoldSrc).
+/// of range.
 Result decompile(const Bsp& bsp, const Options& options = {});
 
 // --- geometry shared by the families (exposed for the tests) --------------

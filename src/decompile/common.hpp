@@ -77,6 +77,10 @@ struct BuiltSide {
     Winding winding;
 };
 std::vector<BuiltSide> build_sides(std::span<const PlaneD> planes);
+/// A square of the plane larger than any map, the part of `w` behind `p`, a polygon's area.
+Winding plane_winding(const PlaneD& p);
+void clip_to_back(Winding& w, const PlaneD& p);
+double winding_area(const Winding& w);
 
 /// Entity bookkeeping shared by the families: parses the entity lump into
 /// map entities (model "*N" removed from brush entities, which are indexed
@@ -102,6 +106,7 @@ Result decompile_source(const Bsp& bsp, const Options& options);
 Result decompile_quake2(const Bsp& bsp, const Options& options);
 Result decompile_quake3(const Bsp& bsp, const Options& options);
 Result decompile_nightfire(const Bsp& bsp, const Options& options);
+Result decompile_quake1(const Bsp& bsp, const Options& options);
 
 }  // namespace bspkit::decompile::detail
 

@@ -167,6 +167,10 @@ std::array<Vec3d, 3> side_points(const Winding& w, const PlaneD& plane) {
 
 namespace detail {
 
+Winding plane_winding(const PlaneD& p) { return base_winding(p); }
+void clip_to_back(Winding& w, const PlaneD& p) { clip_behind(w, p); }
+double winding_area(const Winding& w) { return area(w); }
+
 void fail(const Bsp& bsp, size_t lump, size_t record, const std::string& what) {
     int64_t offset = -1;
     if (lump < bsp.lump_count() && !bsp.compressed(lump))
@@ -268,10 +272,9 @@ Result decompile(const Bsp& bsp, const Options& options) {
         case Format::quake2: r = detail::decompile_quake2(bsp, options); break;
         case Format::quake3: r = detail::decompile_quake3(bsp, options); break;
         case Format::nightfire: r = detail::decompile_nightfire(bsp, options); break;
-        default:
-            throw Error({bsp.file_name(), "header", 0},
-                        "decompiling " + std::string(bsp.layout().description) +
-                            " maps (no brush lump: tree reconstruction) is not done yet");
+        case Format::quake1:
+        case Format::bsp2:
+        case Format::goldsrc: r = detail::decompile_quake1(bsp, options); break;
     }
     r.stats.entities = r.map.entities.size();
     for (const auto& e : r.map.entities) {

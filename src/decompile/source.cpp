@@ -19,6 +19,15 @@ constexpr int32_t CONTENTS_AREAPORTAL = 0x8000, CONTENTS_PLAYERCLIP = 0x10000, C
                   CONTENTS_DETAIL = 0x8000000, CONTENTS_LADDER = 0x20000000;
 constexpr double kDispThickness = 8;
 
+/// Shortest text of a float read from the map (reads back to the same float).
+std::string ftext(float v) {
+    if (v == 0) v = 0;
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+std::string ftext3(float x, float y, float z) { return ftext(x) + ' ' + ftext(y) + ' ' + ftext(z); }
+
 std::string upper(std::string_view s) {
     std::string o(s);
     for (auto& c : o) c = char(std::toupper(static_cast<unsigned char>(c)));
@@ -409,8 +418,8 @@ private:
             mapfile::MapEntity e;
             auto set = [&](std::string k, std::string val) { e.pairs.push_back({std::move(k), std::move(val)}); };
             set("classname", "prop_static");
-            set("origin", vec_text({p.origin[0], p.origin[1], p.origin[2]}));
-            set("angles", vec_text({p.angles[0], p.angles[1], p.angles[2]}));
+            set("origin", ftext3(p.origin[0], p.origin[1], p.origin[2]));
+            set("angles", ftext3(p.angles[0], p.angles[1], p.angles[2]));
             if (p.prop_type >= lump->names.size())
                 throw Error({bsp_.file_name(), "game lump sprp", -1},
                             "prop " + std::to_string(n) + ": model " + std::to_string(p.prop_type) + " out of range (" +
@@ -418,9 +427,9 @@ private:
             set("model", lump->names[p.prop_type]);
             set("skin", std::to_string(p.skin));
             set("solid", std::to_string(p.solid));
-            set("fademindist", num_text(p.fade_min_dist));
-            set("fademaxdist", num_text(p.fade_max_dist));
-            if (v != V::v4 && v != V::unknown) set("fadescale", num_text(p.forced_fade_scale));
+            set("fademindist", ftext(p.fade_min_dist));
+            set("fademaxdist", ftext(p.fade_max_dist));
+            if (v != V::v4 && v != V::unknown) set("fadescale", ftext(p.forced_fade_scale));
             set("disableshadows", (p.flags & source::STATIC_PROP_NO_SHADOW) ? "1" : "0");
             set("screenspacefade", (p.flags & source::STATIC_PROP_SCREEN_SPACE_FADE) ? "1" : "0");
             set("ignorenormals", (p.flags & source::STATIC_PROP_IGNORE_NORMALS) ? "1" : "0");
@@ -446,15 +455,15 @@ private:
                 set("rendercolor", std::to_string(c[0]) + ' ' + std::to_string(c[1]) + ' ' + std::to_string(c[2]));
                 set("renderamt", std::to_string(c[3]));
             }
-            if (v == V::v11_csgo || v == V::v12) set("uniformscale", num_text(p.scale[0]));
-            if (v == V::v13) set("modelscale", vec_text({p.scale[0], p.scale[1], p.scale[2]}));
+            if (v == V::v11_csgo || v == V::v12) set("uniformscale", ftext(p.scale[0]));
+            if (v == V::v13) set("modelscale", ftext3(p.scale[0], p.scale[1], p.scale[2]));
             if (p.flags & source::STATIC_PROP_USE_LIGHTING_ORIGIN) {
                 const std::string name = "bspkit_lighting_origin_" + std::to_string(n);
                 set("lightingorigin", name);
                 mapfile::MapEntity l;
                 l.pairs = {{"classname", "info_lighting"},
                            {"targetname", name},
-                           {"origin", vec_text({p.lighting_origin[0], p.lighting_origin[1], p.lighting_origin[2]})}};
+                           {"origin", ftext3(p.lighting_origin[0], p.lighting_origin[1], p.lighting_origin[2])}};
                 r_.map.entities.push_back(std::move(l));
             }
             r_.map.entities.push_back(std::move(e));
@@ -509,26 +518,27 @@ private:
             mapfile::MapEntity e;
             auto set = [&](std::string k, std::string val) { e.pairs.push_back({std::move(k), std::move(val)}); };
             set("classname", "info_overlay");
-            set("origin", vec_text({o.vecOrigin.x, o.vecOrigin.y, o.vecOrigin.z}));
+            set("origin", ftext3(o.vecOrigin.x, o.vecOrigin.y, o.vecOrigin.z));
             Side tmp;
             texture(tmp, o.nTexInfo, 0, {0, 0, 1}, {0, 0, 0}, L::overlays, i);
             set("material", tmp.material);
             const Vec3d n{o.vecBasisNormal.x, o.vecBasisNormal.y, o.vecBasisNormal.z};
             const Vec3d u{o.vecUVPoints[0].z, o.vecUVPoints[1].z, o.vecUVPoints[2].z};
-            set("BasisOrigin", vec_text({o.vecOrigin.x, o.vecOrigin.y, o.vecOrigin.z}));
-            set("BasisNormal", vec_text(n));
-            set("BasisU", vec_text(u));
-            set("BasisV", vec_text(cross(n, u)));
+            set("BasisOrigin", ftext3(o.vecOrigin.x, o.vecOrigin.y, o.vecOrigin.z));
+            set("BasisNormal", ftext3(o.vecBasisNormal.x, o.vecBasisNormal.y, o.vecBasisNormal.z));
+            set("BasisU", ftext3(o.vecUVPoints[0].z, o.vecUVPoints[1].z, o.vecUVPoints[2].z));
+            const Vec3d bv = cross(n, u);
+            set("BasisV", ftext3(float(bv[0]), float(bv[1]), float(bv[2])));
             for (int k = 0; k < 4; ++k)
-                set("uv" + std::to_string(k), vec_text({o.vecUVPoints[k].x, o.vecUVPoints[k].y, 0}));
-            set("StartU", num_text(o.flU[0]));
-            set("EndU", num_text(o.flU[1]));
-            set("StartV", num_text(o.flV[0]));
-            set("EndV", num_text(o.flV[1]));
+                set("uv" + std::to_string(k), ftext3(o.vecUVPoints[k].x, o.vecUVPoints[k].y, 0));
+            set("StartU", ftext(o.flU[0]));
+            set("EndU", ftext(o.flU[1]));
+            set("StartV", ftext(o.flV[0]));
+            set("EndV", ftext(o.flV[1]));
             set("RenderOrder", std::to_string(o.render_order()));
             if (i < fades.size()) {
-                set("fademindist", num_text(std::sqrt(std::max(0.0f, fades[i].flFadeDistMinSq))));
-                set("fademaxdist", num_text(std::sqrt(std::max(0.0f, fades[i].flFadeDistMaxSq))));
+                set("fademindist", ftext(std::sqrt(std::max(0.0f, fades[i].flFadeDistMinSq))));
+                set("fademaxdist", ftext(std::sqrt(std::max(0.0f, fades[i].flFadeDistMaxSq))));
             }
             Pending pd{r_.map.entities.size(), {}};
             const int count = std::min(o.face_count(), source::OVERLAY_BSP_FACE_COUNT);
@@ -536,7 +546,8 @@ private:
                 const int32_t fi = o.aFaces[k];
                 if (fi < 0 || size_t(fi) >= faces_.size())
                     fail(bsp_, L::overlays, i, "face " + std::to_string(fi) + " out of range");
-                if (auto s = side_of_face(size_t(fi))) pd.sides.push_back(*s);
+                if (auto s = side_of_face(size_t(fi)); s && std::find(pd.sides.begin(), pd.sides.end(), *s) == pd.sides.end())
+                    pd.sides.push_back(*s);
             }
             set("sides", "");
             r_.map.entities.push_back(std::move(e));

@@ -94,7 +94,10 @@ private:
             pos_ = end + 1;
             return t;
         }
-        if (c == '(' || c == ')' || c == '[' || c == ']' || c == '{' || c == '}') {
+        // Braces end at white space: GoldSrc texture names start with '{' ("{BLUE").
+        const bool brace = (c == '{' || c == '}') &&
+                           (pos_ + 1 >= s_.size() || static_cast<unsigned char>(s_[pos_ + 1]) <= ' ');
+        if (c == '(' || c == ')' || c == '[' || c == ']' || brace) {
             t.text = s_.substr(pos_++, 1);
             return t;
         }

@@ -343,8 +343,8 @@ TEST(DecompileCli, WritesTheFileAndReportsBadInput) {
     EXPECT_EQ(m.dialect, mapfile::Dialect::vmf);
     EXPECT_GT(m.entities[0].brushes.size(), 0u);
 
-    const auto q1 = run_cli({"decompile", corpus_file("q1_v29/q1_mp_lobby.bsp").path.string(), "-o", dir + "/q1.map"});
-    EXPECT_EQ(q1.exit_code, 1);
+    const auto q1 = run_cli({"decompile", corpus_file("q1_v29/q1_mp_lobby.bsp").path.string(), "-o", dir + "/q1.map", "--format", "vmf"});
+    EXPECT_EQ(q1.exit_code, 1) << "VMF is for Source maps";
     const auto bad_format = run_cli({"decompile", f.path.string(), "-o", dir + "/x.map", "--format", "nonsense"});
     EXPECT_EQ(bad_format.exit_code, 2);
 

@@ -36,6 +36,7 @@ MapFile sample(Dialect d) {
     b.sides.push_back(box_side({0, 0, 64}, {64, 0, 64}, {64, 64, 64}, "FLOOR_1"));
     b.sides.push_back(box_side({0.1, 1e-7, -3}, {1e20, -5, 2}, {0, 1, 0}, "e1u1/wall"));
     b.sides.push_back(box_side({1, 2, 3}, {4, 5, 6}, {7, 8, 10}, "*04water"));
+    b.sides.push_back(box_side({1, 2, 4}, {4, 5, 6}, {7, 8, 10}, "{BLUE"));
     world.brushes.push_back(b);
     world.brushes.push_back(b);
     m.entities.push_back(world);

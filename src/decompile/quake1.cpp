@@ -1,0 +1,331 @@
+// Quake 1 / BSP2 / GoldSrc -> .map. These maps keep no brushes: BSPX
+// BRUSHLIST gives them back when the compiler wrote it; otherwise each
+// model's hull 0 tree is walked from a box around the model's bounds, the
+// convex cell split at every node, and each solid / sky / liquid leaf's cell
+// becomes a brush. Sides are textured from the drawn face on them.
+#include "common.hpp"
+
+#include <bspkit/bspx.hpp>
+#include <bspkit/formats/quake1.hpp>
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace bspkit::decompile::detail {
+namespace {
+
+using quake1::CONTENTS_LAVA;
+using quake1::CONTENTS_SKY;
+using quake1::CONTENTS_SLIME;
+using quake1::CONTENTS_SOLID;
+using quake1::CONTENTS_WATER;
+
+constexpr double kSplitEpsilon = 1e-6;
+constexpr double kBoundsMargin = 8;
+
+/// One face of a convex cell: its polygon, its outward plane, and the BSP
+/// plane it lies on (-1 for the bounding box) with whether it faces against it.
+struct CellFace {
+    Winding w;
+    PlaneD plane;
+    int64_t planenum = -1;
+    bool flipped = false;
+};
+using Cell = std::vector<CellFace>;
+
+/// Splits `w` by `p` into the parts in front (dot > d) and behind.
+void split_winding(const Winding& w, const PlaneD& p, Winding& front, Winding& back) {
+    front.clear();
+    back.clear();
+    const size_t n = w.size();
+    std::vector<double> d(n);
+    for (size_t i = 0; i < n; ++i) d[i] = dot(w[i], p.normal) - p.dist;
+    for (size_t i = 0; i < n; ++i) {
+        const Vec3d& a = w[i];
+        const Vec3d& b = w[(i + 1) % n];
+        const double da = d[i], db = d[(i + 1) % n];
+        if (da >= -kSplitEpsilon) front.push_back(a);
+        if (da <= kSplitEpsilon) back.push_back(a);
+        if ((da > kSplitEpsilon && db < -kSplitEpsilon) || (da < -kSplitEpsilon && db > kSplitEpsilon)) {
+            const double t = da / (da - db);
+            Vec3d m;
+            for (size_t k = 0; k < 3; ++k) m[k] = a[k] + t * (b[k] - a[k]);
+            front.push_back(m);
+            back.push_back(m);
+        }
+    }
+    if (front.size() < 3 || winding_area(front) < 1e-3) front.clear();
+    if (back.size() < 3 || winding_area(back) < 1e-3) back.clear();
+}
+
+/// Splits a convex cell by BSP plane `planenum` (`p`): front = dot(n, x) > d.
+void split_cell(const Cell& in, const PlaneD& p, int64_t planenum, Cell& front, Cell& back) {
+    front.clear();
+    back.clear();
+    Winding cap = plane_winding(p);
+    for (const auto& f : in) {
+        clip_to_back(cap, f.plane);
+        if (cap.empty()) break;
+    }
+    if (cap.size() < 3 || winding_area(cap) < 1e-3) {
+        // The plane misses the cell: it lies wholly on one side.
+        double lo = 0, hi = 0;
+        for (const auto& f : in)
+            for (const auto& v : f.w) {
+                const double d = dot(v, p.normal) - p.dist;
+                lo = std::min(lo, d);
+                hi = std::max(hi, d);
+            }
+        (hi > -lo ? front : back) = in;
+        return;
+    }
+    Winding fw, bw;
+    for (const auto& f : in) {
+        split_winding(f.w, p, fw, bw);
+        if (!fw.empty()) front.push_back({fw, f.plane, f.planenum, f.flipped});
+        if (!bw.empty()) back.push_back({bw, f.plane, f.planenum, f.flipped});
+    }
+    back.push_back({cap, p, planenum, false});
+    Winding rev(cap.rbegin(), cap.rend());
+    front.push_back({std::move(rev), {scale(p.normal, -1), -p.dist}, planenum, true});
+    if (front.size() < 4) front.clear();
+    if (back.size() < 4) back.clear();
+}
+
+Cell box_cell(const Vec3d& mins, const Vec3d& maxs) {
+    Cell c;
+    std::vector<PlaneD> planes;
+    for (size_t k = 0; k < 3; ++k) {
+        Vec3d n{0, 0, 0};
+        n[k] = 1;
+        planes.push_back({n, maxs[k]});
+        n[k] = -1;
+        planes.push_back({n, -mins[k]});
+    }
+    std::vector<Winding> w = brush_windings(planes);
+    for (size_t i = 0; i < planes.size(); ++i) c.push_back({std::move(w[i]), planes[i], -1, false});
+    return c;
+}
+
+struct FaceInfo {
+    Vec3d centre;
+    int32_t texinfo;
+    bool back;  ///< the face looks against its plane
+};
+
+class Quake1Decompiler {
+public:
+    Quake1Decompiler(const Bsp& bsp, const Options& o) : bsp_(bsp), map_(bsp), options_(o) {}
+
+    Result run() {
+        const bool goldsrc = map_.goldsrc();
+        r_.map.dialect = options_.dialect.value_or(goldsrc ? mapfile::Dialect::valve220 : mapfile::Dialect::quake);
+        if (r_.map.dialect == mapfile::Dialect::vmf)
+            throw Error({bsp_.file_name(), "header", 0}, "VMF output is for Source maps; choose a .map dialect");
+        fallback_ = goldsrc ? "SKIP" : "skip";
+        miptex_ = map_.miptex();
+        const auto models = map_.models();
+        EntityTable t = entity_table(bsp_, models.size(), true);
+        r_.map.entities = std::move(t.entities);
+        map_.visit([&](const auto& tables) { index_faces(tables); });
+        const bspx::Directory dir = bspx::read(bsp_);
+        if (const auto* l = dir.find("BRUSHLIST")) {
+            from_brushlist(bspx::decode_brushlist(bsp_, *l), t);
+            r_.notes.push_back("brushes from the BSPX BRUSHLIST lump");
+        } else {
+            map_.visit([&](const auto& tables) { from_tree(tables, t); });
+            r_.notes.push_back("brushes rebuilt from the hull 0 tree, one per solid, sky or liquid leaf (not merged)");
+        }
+        if (mapfile::uses_axes(r_.map.dialect)) r_.map.entities[0].set("mapversion", "220");
+        return std::move(r_);
+    }
+
+private:
+    const Bsp& bsp_;
+    quake1::Map map_;
+    Options options_;
+    Result r_;
+    std::string fallback_;
+    quake1::MiptexDirectory miptex_;
+    std::unordered_map<int64_t, std::vector<FaceInfo>> faces_by_plane_;
+
+    PlaneD plane(int64_t planenum, size_t from_lump, size_t from_record) const {
+        const auto& p = at(bsp_, map_.planes(), planenum, map_.lump("planes"), from_lump, from_record, "plane");
+        return {{p.normal[0], p.normal[1], p.normal[2]}, p.dist};
+    }
+
+    template <class Tables>
+    void index_faces(const Tables& t) {
+        const size_t faces_lump = map_.lump("faces");
+        for (size_t fi = 0; fi < t.faces.size(); ++fi) {
+            const auto& f = t.faces[fi];
+            Vec3d c{0, 0, 0};
+            size_t n = 0;
+            for (int64_t k = 0; k < int64_t(f.numedges); ++k) {
+                const auto& se = at(bsp_, t.surfedges, int64_t(f.firstedge) + k, map_.lump("surfedges"), faces_lump, fi, "surfedge");
+                const int64_t e = se.edge < 0 ? -int64_t(se.edge) : se.edge;
+                const auto& ed = at(bsp_, t.edges, e, map_.lump("edges"), map_.lump("surfedges"), size_t(f.firstedge + k), "edge");
+                const auto& v = at(bsp_, t.vertexes, int64_t(se.edge < 0 ? ed.v[1] : ed.v[0]), map_.lump("vertexes"),
+                                   map_.lump("edges"), size_t(e), "vertex");
+                c = add(c, {v.point[0], v.point[1], v.point[2]});
+                ++n;
+            }
+            if (n) c = scale(c, 1.0 / double(n));
+            faces_by_plane_[f.planenum].push_back({c, int32_t(f.texinfo), f.side != 0});
+        }
+    }
+
+    /// Texture of a side on BSP plane `planenum` (facing against it when `flipped`) around `centre`.
+    void texture(mapfile::Side& s, int64_t planenum, bool flipped, const Vec3d& centre, const PlaneD& outward,
+                 const Vec3d& offset) {
+        const FaceInfo* best = nullptr;
+        double best_d = 0;
+        if (auto it = faces_by_plane_.find(planenum); it != faces_by_plane_.end())
+            for (int pass = 0; pass < 2 && !best; ++pass)
+                for (const auto& f : it->second) {
+                    if (pass == 0 && f.back != flipped) continue;
+                    const Vec3d d = sub(f.centre, centre);
+                    const double dd = dot(d, d);
+                    if (!best || dd < best_d) best = &f, best_d = dd;
+                }
+        const auto texinfo = map_.texinfo();
+        std::array<std::array<double, 4>, 2> vecs{};
+        if (best && best->texinfo >= 0 && size_t(best->texinfo) < texinfo.size()) {
+            const auto& tx = texinfo[size_t(best->texinfo)];
+            for (size_t i = 0; i < 2; ++i)
+                for (size_t k = 0; k < 4; ++k) vecs[i][k] = tx.vecs[i][k];
+            vecs = moved_vectors(vecs, offset);
+            if (tx.miptex >= 0 && size_t(tx.miptex) < miptex_.entries.size()) s.material = miptex_.entries[size_t(tx.miptex)].name;
+        } else {
+            vecs = mapfile::standard_vectors(outward.normal, {});
+        }
+        if (s.material.empty() || s.material.find_first_of(" \t\"") != std::string::npos) s.material = fallback_;
+        set_projection(s, r_.map.dialect, vecs, outward.normal);
+    }
+
+    void emit_cell(const Cell& cell, size_t entity, const Vec3d& offset, int32_t contents) {
+        mapfile::Brush b;
+        for (const auto& f : cell) {
+            mapfile::Side s;
+            s.points = side_points(f.w, f.plane);
+            Vec3d c{0, 0, 0};
+            for (const auto& v : f.w) c = add(c, v);
+            c = scale(c, 1.0 / double(f.w.size()));
+            // Faces are found in the model's own coordinates.
+            texture(s, f.planenum, f.flipped, sub(c, offset), f.plane, offset);
+            b.sides.push_back(std::move(s));
+        }
+        add_brush(r_, entity, std::move(b), -1, offset, std::vector<int64_t>(cell.size(), -1));
+        r_.origins.back().contents = contents;
+    }
+
+    static bool kept(int32_t contents) {
+        return contents == CONTENTS_SOLID || contents == CONTENTS_SKY || contents == CONTENTS_WATER ||
+               contents == CONTENTS_SLIME || contents == CONTENTS_LAVA;
+    }
+
+    template <class Tables>
+    void from_tree(const Tables& t, const EntityTable& et) {
+        const size_t nodes_lump = map_.lump("nodes"), leafs_lump = map_.lump("leafs");
+        std::vector<uint8_t> seen(t.nodes.size());
+        for (size_t m = 0; m < t.models.size(); ++m) {
+            if (et.model_entity[m] < 0) continue;
+            const auto& md = t.models[m];
+            const size_t ent = size_t(et.model_entity[m]);
+            const Vec3d off = et.model_offset[m];
+            Vec3d mins{md.mins[0] - kBoundsMargin, md.mins[1] - kBoundsMargin, md.mins[2] - kBoundsMargin};
+            Vec3d maxs{md.maxs[0] + kBoundsMargin, md.maxs[1] + kBoundsMargin, md.maxs[2] + kBoundsMargin};
+            for (size_t k = 0; k < 3; ++k)
+                if (!(mins[k] < maxs[k]) || std::abs(mins[k]) > 1e6 || std::abs(maxs[k]) > 1e6)
+                    fail(bsp_, map_.lump("models"), m, "bounds are not a box");
+            std::vector<std::pair<int64_t, Cell>> stack;
+            stack.push_back({md.headnode[0], box_cell(mins, maxs)});
+            Cell front, back;
+            while (!stack.empty()) {
+                auto [node, cell] = std::move(stack.back());
+                stack.pop_back();
+                if (node < 0) {
+                    const int64_t leaf = -(node + 1);
+                    const auto& l = at(bsp_, t.leafs, leaf, leafs_lump, nodes_lump, 0, "leaf");
+                    if (kept(l.contents) && !cell.empty()) {
+                        if (off != Vec3d{0, 0, 0})
+                            for (auto& f : cell) {
+                                for (auto& v : f.w) v = add(v, off);
+                                f.plane.dist += dot(f.plane.normal, off);
+                            }
+                        emit_cell(cell, ent, off, l.contents);
+                    }
+                    continue;
+                }
+                if (size_t(node) >= t.nodes.size()) fail(bsp_, nodes_lump, 0, "node " + std::to_string(node) + " out of range");
+                if (seen[size_t(node)]) fail(bsp_, nodes_lump, size_t(node), "node reached twice: the tree has a cycle or a shared subtree");
+                seen[size_t(node)] = 1;
+                const auto& n = t.nodes[size_t(node)];
+                const PlaneD p = plane(n.planenum, nodes_lump, size_t(node));
+                split_cell(cell, p, n.planenum, front, back);
+                stack.push_back({int64_t(n.children[1]), back});
+                stack.push_back({int64_t(n.children[0]), front});
+            }
+        }
+    }
+
+    void from_brushlist(const bspx::BrushList& list, const EntityTable& et) {
+        // Side planes back to the map's plane numbers, for texturing.
+        std::unordered_map<std::string, std::pair<int64_t, bool>> by_plane;
+        auto key = [](const Vec3d& n, double d) {
+            return std::to_string(std::llround(n[0] * 1e4)) + ',' + std::to_string(std::llround(n[1] * 1e4)) + ',' +
+                   std::to_string(std::llround(n[2] * 1e4)) + ',' + std::to_string(std::llround(d * 100));
+        };
+        const auto planes = map_.planes();
+        for (size_t i = 0; i < planes.size(); ++i) {
+            const Vec3d n{planes[i].normal[0], planes[i].normal[1], planes[i].normal[2]};
+            by_plane.emplace(key(n, planes[i].dist), std::pair{int64_t(i), false});
+            by_plane.emplace(key(scale(n, -1), -planes[i].dist), std::pair{int64_t(i), true});
+        }
+        for (const auto& model : list.models) {
+            const int32_t m = model.header.modelnum;
+            if (m < 0 || size_t(m) >= et.model_entity.size() || et.model_entity[size_t(m)] < 0) continue;
+            const size_t ent = size_t(et.model_entity[size_t(m)]);
+            const Vec3d off = et.model_offset[size_t(m)];
+            for (const auto& br : model.brushes) {
+                std::vector<PlaneD> pl;
+                for (size_t k = 0; k < 3; ++k) {
+                    Vec3d n{0, 0, 0};
+                    n[k] = 1;
+                    pl.push_back({n, br.header.maxs[k]});
+                    n[k] = -1;
+                    pl.push_back({n, -double(br.header.mins[k])});
+                }
+                for (const auto& p : br.planes) pl.push_back({{p.normal[0], p.normal[1], p.normal[2]}, p.dist});
+                std::vector<PlaneD> moved = pl;
+                for (auto& p : moved) p.dist += dot(p.normal, off);
+                const auto built = build_sides(moved);
+                r_.stats.dropped_sides += moved.size() - built.size();
+                if (built.size() < 4) {
+                    ++r_.stats.skipped_brushes;
+                    continue;
+                }
+                mapfile::Brush b;
+                for (const auto& bs : built) {
+                    mapfile::Side s;
+                    s.points = bs.points;
+                    Vec3d c{0, 0, 0};
+                    for (const auto& v : bs.winding) c = add(c, v);
+                    c = scale(c, 1.0 / double(bs.winding.size()));
+                    const auto it = by_plane.find(key(pl[bs.index].normal, pl[bs.index].dist));
+                    texture(s, it == by_plane.end() ? -1 : it->second.first, it != by_plane.end() && it->second.second,
+                            sub(c, off), moved[bs.index], off);
+                    b.sides.push_back(std::move(s));
+                }
+                add_brush(r_, ent, std::move(b), -1, off, std::vector<int64_t>(built.size(), -1));
+                r_.origins.back().contents = br.header.contents;
+            }
+        }
+    }
+};
+
+}  // namespace
+
+Result decompile_quake1(const Bsp& bsp, const Options& options) { return Quake1Decompiler(bsp, options).run(); }
+
+}  // namespace bspkit::decompile::detail
