@@ -12,9 +12,10 @@
 // Quake 2 / Quake 3 / Nightfire maps give a .map from their brush lumps.
 // Quake 1 / BSP2 / GoldSrc maps (no brush lump) give a .map from BSPX
 // BRUSHLIST when present, else from the hull 0 tree: each solid, sky or
-// liquid leaf becomes one brush, the intersection of the half-spaces on its
-// path (split from the model's bounds node by node), each side textured from
-// the drawn face on it (the nearest face on its plane, else "skip").
+// liquid leaf's cell (split from the model's bounds node by node) becomes a
+// brush, cells of the same contents merged pairwise while their union stays
+// convex, each side textured from the drawn face on it (the nearest face on
+// its plane, else "skip").
 // Every side's three points are vertices of the brush's own polygon on the
 // BSP plane (clipped from a large winding by the other sides, in doubles),
 // snapped to integers where that keeps them on the plane.
@@ -40,6 +41,8 @@ struct Options {
     /// Quake 2, Quake 3 for Quake 3 / RTCW, Quake 2 Valve 220 for Nightfire).
     std::optional<mapfile::Dialect> dialect;
     BrushSource brushes = BrushSource::lumps;
+    /// Quake 1 family without BRUSHLIST: merge leaf cells whose union stays convex.
+    bool merge = true;
 };
 
 struct Stats {

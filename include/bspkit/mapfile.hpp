@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -70,6 +71,37 @@ struct Displacement {
     bool operator==(const Displacement&) const = default;
 };
 
+/// An optional value kept on the heap (most sides have no displacement:
+/// this keeps Side small). Copies are deep; == compares the values.
+template <class T>
+class Boxed {
+public:
+    Boxed() = default;
+    Boxed(T v) : p_(std::make_unique<T>(std::move(v))) {}
+    Boxed(const Boxed& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+    Boxed(Boxed&&) noexcept = default;
+    Boxed& operator=(const Boxed& o) {
+        p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+        return *this;
+    }
+    Boxed& operator=(Boxed&&) noexcept = default;
+    Boxed& operator=(T v) {
+        p_ = std::make_unique<T>(std::move(v));
+        return *this;
+    }
+    bool has_value() const noexcept { return p_ != nullptr; }
+    explicit operator bool() const noexcept { return has_value(); }
+    T& operator*() { return *p_; }
+    const T& operator*() const { return *p_; }
+    T* operator->() { return p_.get(); }
+    const T* operator->() const { return p_.get(); }
+    void reset() noexcept { p_.reset(); }
+    bool operator==(const Boxed& o) const { return has_value() == o.has_value() && (!p_ || *p_ == *o.p_); }
+
+private:
+    std::unique_ptr<T> p_;
+};
+
 struct Side {
     std::array<Vec3d, 3> points{};  ///< on the plane; normal = cross(p0 - p1, p2 - p1) points out of the brush
     std::string material;
@@ -79,7 +111,7 @@ struct Side {
     double lightmap_scale = 16;  ///< VMF
     uint32_t smoothing_groups = 0;  ///< VMF
     int64_t id = 0;  ///< VMF side id (0: assigned when writing)
-    std::optional<Displacement> displacement;  ///< VMF
+    Boxed<Displacement> displacement;  ///< VMF
     bool operator==(const Side&) const = default;
 };
 

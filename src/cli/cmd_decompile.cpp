@@ -1,4 +1,4 @@
-// bspkit decompile FILE -o OUT.vmf|OUT.map [--format F] [--brushes lumps|faces] [--json]
+// bspkit decompile FILE -o OUT.vmf|OUT.map [--format F] [--brushes lumps|faces] [--no-merge] [--json]
 #include "common.hpp"
 
 #include <bspkit/decompile.hpp>
@@ -17,7 +17,7 @@ void add_decompile(CLI::App& app, Action& action) {
         "decompile", "Write an editor map (Hammer VMF for Source, .map for Quake 2 / Quake 3 / Nightfire) from a BSP");
     struct Args {
         std::string file, out, format, brushes = "lumps";
-        bool json = false;
+        bool json = false, no_merge = false;
     };
     auto a = std::make_shared<Args>();
     cmd->add_option("FILE", a->file, "BSP file")->required();
@@ -27,6 +27,7 @@ void add_decompile(CLI::App& app, Action& action) {
                     "an .vmf output name means vmf)");
     cmd->add_option("--brushes", a->brushes, "lumps (the brush lumps, default) | faces (Source: a brush per face)")
         ->check(CLI::IsMember({"lumps", "faces"}));
+    cmd->add_flag("--no-merge", a->no_merge, "Quake 1 / BSP2 / GoldSrc: one brush per leaf (no merging of convex unions)");
     cmd->add_flag("--json", a->json, "Print counts as JSON");
     add_salvage_flag(cmd);
     cmd->callback([&action, a] {
@@ -38,6 +39,7 @@ void add_decompile(CLI::App& app, Action& action) {
             } else if (a->out.size() > 4 && a->out.ends_with(".vmf")) {
                 options.dialect = mapfile::Dialect::vmf;
             }
+            options.merge = !a->no_merge;
             options.brushes = a->brushes == "faces" ? decompile::BrushSource::faces : decompile::BrushSource::lumps;
             const Bsp bsp = open_for_geometry(a->file);
             const decompile::Result r = decompile::decompile(bsp, options);

@@ -9,6 +9,8 @@
 #include <bspkit/formats/quake1.hpp>
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <unordered_map>
 
 namespace bspkit::decompile::detail {
@@ -107,6 +109,96 @@ Cell box_cell(const Vec3d& mins, const Vec3d& maxs) {
     return c;
 }
 
+/// Volume of a convex cell: a third of the sum over its faces of area x distance from the origin.
+double cell_volume(const Cell& c) {
+    double v = 0;
+    for (const auto& f : c) {
+        const double len = std::sqrt(dot(f.plane.normal, f.plane.normal));
+        v += winding_area(f.w) * (dot(f.w[0], f.plane.normal) / len);
+    }
+    return v / 3;
+}
+
+/// Whether the polygons' bounding boxes overlap by more than a sliver on two axes.
+bool boxes_overlap(const Winding& a, const Winding& b) {
+    Vec3d alo{1e30, 1e30, 1e30}, ahi{-1e30, -1e30, -1e30}, blo = alo, bhi = ahi;
+    for (const auto& v : a)
+        for (size_t k = 0; k < 3; ++k) alo[k] = std::min(alo[k], v[k]), ahi[k] = std::max(ahi[k], v[k]);
+    for (const auto& v : b)
+        for (size_t k = 0; k < 3; ++k) blo[k] = std::min(blo[k], v[k]), bhi[k] = std::max(bhi[k], v[k]);
+    for (size_t k = 0; k < 3; ++k)
+        if (std::min(ahi[k], bhi[k]) < std::max(alo[k], blo[k]) - 1e-3) return false;
+    return true;
+}
+
+/// The union of two cells that meet across plane `planenum`, when it is
+/// convex (its volume is the sum of theirs); nullopt otherwise.
+std::optional<Cell> merge_cells(const Cell& a, const Cell& b, int64_t planenum) {
+    // The union of two convex cells on either side of a plane is convex
+    // exactly when each lies behind every other face plane of the other
+    // (then the intersection of those planes is the union): a cheap test first.
+    auto behind = [&](const Cell& x, const Cell& y) {
+        for (const auto& f : x) {
+            if (f.planenum == planenum) continue;
+            for (const auto& g : y)
+                for (const auto& v : g.w)
+                    if (dot(v, f.plane.normal) - f.plane.dist > 1e-3) return false;
+        }
+        return true;
+    };
+    if (!behind(a, b) || !behind(b, a)) return std::nullopt;
+    std::vector<const CellFace*> faces;
+    for (const auto* c : {&a, &b})
+        for (const auto& f : *c)
+            if (f.planenum != planenum || planenum < 0) faces.push_back(&f);
+    std::vector<PlaneD> planes;
+    for (const auto* f : faces) planes.push_back(f->plane);
+    std::vector<Winding> w = brush_windings(planes);
+    Cell out;
+    for (size_t i = 0; i < faces.size(); ++i)
+        if (!w[i].empty()) out.push_back({std::move(w[i]), faces[i]->plane, faces[i]->planenum, faces[i]->flipped});
+    if (out.size() < 4) return std::nullopt;
+    const double want = cell_volume(a) + cell_volume(b), got = cell_volume(out);
+    if (std::abs(got - want) > 1e-3 + 1e-7 * want) return std::nullopt;
+    return out;
+}
+
+/// Merges cells pairwise while the union stays convex (greedy, a few passes).
+void merge_cells(std::vector<Cell>& cells) {
+    std::vector<uint8_t> alive(cells.size(), 1);
+    for (int pass = 0; pass < 6; ++pass) {
+        std::unordered_map<int64_t, std::vector<std::pair<uint32_t, uint32_t>>> by_plane;
+        for (uint32_t i = 0; i < cells.size(); ++i)
+            if (alive[i])
+                for (uint32_t k = 0; k < cells[i].size(); ++k)
+                    if (cells[i][k].planenum >= 0) by_plane[cells[i][k].planenum].push_back({i, k});
+        size_t merged = 0;
+        for (auto& [pn, list] : by_plane) {
+            for (size_t x = 0; x < list.size(); ++x) {
+                const auto [i, fi] = list[x];
+                if (!alive[i] || fi >= cells[i].size()) continue;
+                for (size_t y = x + 1; y < list.size(); ++y) {
+                    const auto [j, fj] = list[y];
+                    if (!alive[j] || i == j || fj >= cells[j].size()) continue;
+                    const CellFace &a = cells[i][fi], &b = cells[j][fj];
+                    if (a.planenum != pn || b.planenum != pn || a.flipped == b.flipped || !boxes_overlap(a.w, b.w)) continue;
+                    if (auto m = merge_cells(cells[i], cells[j], pn)) {
+                        cells[i] = std::move(*m);
+                        alive[j] = 0;
+                        ++merged;
+                        break;  // cell i changed: its face indices are stale until the next pass
+                    }
+                }
+            }
+        }
+        if (!merged) break;
+    }
+    std::vector<Cell> out;
+    for (size_t i = 0; i < cells.size(); ++i)
+        if (alive[i]) out.push_back(std::move(cells[i]));
+    cells = std::move(out);
+}
+
 struct FaceInfo {
     Vec3d centre;
     int32_t texinfo;
@@ -134,7 +226,8 @@ public:
             r_.notes.push_back("brushes from the BSPX BRUSHLIST lump");
         } else {
             map_.visit([&](const auto& tables) { from_tree(tables, t); });
-            r_.notes.push_back("brushes rebuilt from the hull 0 tree, one per solid, sky or liquid leaf (not merged)");
+            r_.notes.push_back(options_.merge ? "brushes rebuilt from the hull 0 tree: solid, sky and liquid leaves, merged where the union stays convex"
+                                              : "brushes rebuilt from the hull 0 tree, one per solid, sky or liquid leaf");
         }
         if (mapfile::uses_axes(r_.map.dialect)) r_.map.entities[0].set("mapversion", "220");
         return std::move(r_);
@@ -205,6 +298,7 @@ private:
 
     void emit_cell(const Cell& cell, size_t entity, const Vec3d& offset, int32_t contents) {
         mapfile::Brush b;
+        b.sides.reserve(cell.size());
         for (const auto& f : cell) {
             mapfile::Side s;
             s.points = side_points(f.w, f.plane);
@@ -238,6 +332,7 @@ private:
             for (size_t k = 0; k < 3; ++k)
                 if (!(mins[k] < maxs[k]) || std::abs(mins[k]) > 1e6 || std::abs(maxs[k]) > 1e6)
                     fail(bsp_, map_.lump("models"), m, "bounds are not a box");
+            std::map<int32_t, std::vector<Cell>> by_contents;
             std::vector<std::pair<int64_t, Cell>> stack;
             stack.push_back({md.headnode[0], box_cell(mins, maxs)});
             Cell front, back;
@@ -247,14 +342,7 @@ private:
                 if (node < 0) {
                     const int64_t leaf = -(node + 1);
                     const auto& l = at(bsp_, t.leafs, leaf, leafs_lump, nodes_lump, 0, "leaf");
-                    if (kept(l.contents) && !cell.empty()) {
-                        if (off != Vec3d{0, 0, 0})
-                            for (auto& f : cell) {
-                                for (auto& v : f.w) v = add(v, off);
-                                f.plane.dist += dot(f.plane.normal, off);
-                            }
-                        emit_cell(cell, ent, off, l.contents);
-                    }
+                    if (kept(l.contents) && !cell.empty()) by_contents[l.contents].push_back(std::move(cell));
                     continue;
                 }
                 if (size_t(node) >= t.nodes.size()) fail(bsp_, nodes_lump, 0, "node " + std::to_string(node) + " out of range");
@@ -265,6 +353,17 @@ private:
                 split_cell(cell, p, n.planenum, front, back);
                 stack.push_back({int64_t(n.children[1]), back});
                 stack.push_back({int64_t(n.children[0]), front});
+            }
+            for (auto& [contents, cells] : by_contents) {
+                if (options_.merge) merge_cells(cells);
+                for (auto& cell : cells) {
+                    if (off != Vec3d{0, 0, 0})
+                        for (auto& f : cell) {
+                            for (auto& v : f.w) v = add(v, off);
+                            f.plane.dist += dot(f.plane.normal, off);
+                        }
+                    emit_cell(cell, ent, off, contents);
+                }
             }
         }
     }

@@ -110,8 +110,17 @@ void write_patch(std::string& out, const Patch& p) {
     out += ")\n}\n}\n";
 }
 
+/// Sides of the map, to reserve the text once (about 150 bytes each).
+size_t side_count(const MapFile& m) {
+    size_t n = 0;
+    for (const auto& e : m.entities)
+        for (const auto& b : e.brushes) n += b.sides.size();
+    return n;
+}
+
 std::string write_map(const MapFile& m) {
     std::string out;
+    out.reserve(side_count(m) * 150 + 4096);
     for (size_t e = 0; e < m.entities.size(); ++e) {
         const MapEntity& ent = m.entities[e];
         out += "// entity " + std::to_string(e) + "\n{\n";
@@ -284,6 +293,7 @@ struct VmfWriter {
 
 std::string write_vmf(const MapFile& m) {
     VmfWriter w;
+    w.out.reserve(side_count(m) * 400 + 4096);
     // Ids given in the data are kept; new ones start above the largest.
     for (const auto& e : m.entities) {
         w.next_id = std::max(w.next_id, e.id + 1);

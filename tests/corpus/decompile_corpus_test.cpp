@@ -304,6 +304,35 @@ TEST_P(DecompileCorpus, BrushesPlanesTexturesAndParseBack) {
 INSTANTIATE_TEST_SUITE_P(Corpus, DecompileCorpus, ::testing::ValuesIn(with_brush_lumps()),
                          [](const auto& info) { return test_name(info.param.relpath); });
 
+/// Source, --brushes faces: one brush per drawn face of every model, its
+/// first side on the face's plane (every corner of the face within 1e-3 of
+/// the written plane), reading back to the same data.
+TEST(DecompileCorpusFaces, SourceBrushPerFace) {
+    for (const auto& f : with_brush_lumps()) {
+        if (*expected_format(f) != "source") continue;
+        const Bsp bsp = Bsp::parse(read_corpus(f), f.relpath);
+        decompile::Options o;
+        o.brushes = decompile::BrushSource::faces;
+        const auto r = decompile::decompile(bsp, o);
+        const source::Map m(bsp);
+        const auto faces = m.faces().empty() ? m.faces_hdr() : m.faces();
+        size_t drawn = 0;
+        for (const auto& md : m.models())
+            for (int k = 0; k < md.numfaces; ++k) drawn += faces[size_t(md.firstface + k)].dispinfo < 0;
+        size_t face_brushes = 0;
+        for (const auto& e : r.map.entities)
+            for (const auto& b : e.brushes) {
+                EXPECT_GE(b.sides.size(), 4u);
+                face_brushes += !b.sides[0].displacement;
+            }
+        EXPECT_GT(face_brushes, 0u) << f.relpath;
+        // Faces of models no entity uses and faces with no area are left out.
+        EXPECT_LE(face_brushes, drawn) << f.relpath;
+        EXPECT_GE(double(face_brushes), 0.5 * double(drawn)) << f.relpath;
+        EXPECT_TRUE(mapfile::read(mapfile::write(r.map), f.relpath) == r.map) << f.relpath;
+    }
+}
+
 /// Damaged copies (truncated, bytes overwritten) give an Error or a map, never a crash.
 TEST(DecompileCorpusDamaged, TruncatedAndOverwrittenCopies) {
     size_t errors = 0, runs = 0;

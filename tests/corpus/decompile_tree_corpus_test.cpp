@@ -5,7 +5,8 @@
 // decompiled solid world brush exactly when query::World says hull 0 is
 // CONTENTS_SOLID there, for >= 99.9% of the points, and every disagreement
 // lies within 1 unit of a decompiled brush's boundary. The written .map reads
-// back with bspkit's reader to the same data. Maps with BRUSHLIST (the
+// back with bspkit's reader to the same data. Checked with the leaf cells
+// merged (default) and one brush per leaf. Maps with BRUSHLIST (the
 // compiler's brushes, which leave the void outside the map unfilled while
 // hull 0 calls it solid) are held to one direction: no point is inside a
 // decompiled solid brush where hull 0 is not solid.
@@ -50,12 +51,23 @@ struct SolidBrush {
 
 class DecompileTree : public ::testing::TestWithParam<CorpusFile> {};
 
+/// The volume check of one decompiled map; returns its brush count.
+size_t check_volume(const CorpusFile& f, const Bsp& bsp, const decompile::Result& r);
+
 TEST_P(DecompileTree, SolidVolumeMatchesHullZero) {
     const CorpusFile& f = GetParam();
     const Bsp bsp = Bsp::parse(read_corpus(f), f.relpath);
-    const decompile::Result r = decompile::decompile(bsp);
+    decompile::Options merged, unmerged;
+    unmerged.merge = false;
+    const size_t a = check_volume(f, bsp, decompile::decompile(bsp, merged));
+    const size_t b = check_volume(f, bsp, decompile::decompile(bsp, unmerged));
+    EXPECT_LE(a, b) << "merging made more brushes";
+}
+
+size_t check_volume(const CorpusFile& f, const Bsp& bsp, const decompile::Result& r) {
     const quake1::Map q(bsp);
-    ASSERT_FALSE(q.models().empty());
+    EXPECT_FALSE(q.models().empty());
+    if (q.models().empty()) return 0;
     const auto& world_model = q.models()[0];
 
     // The world's solid brushes, with their bounds from their corners.
@@ -74,7 +86,8 @@ TEST_P(DecompileTree, SolidVolumeMatchesHullZero) {
                 for (size_t k = 0; k < 3; ++k) s.mins[k] = std::min(s.mins[k], v[k]), s.maxs[k] = std::max(s.maxs[k], v[k]);
         solids.push_back(std::move(s));
     }
-    ASSERT_FALSE(solids.empty()) << f.relpath;
+    EXPECT_FALSE(solids.empty()) << f.relpath;
+    if (solids.empty()) return 0;
 
     // A grid over the bounds for the point-in-brush tests.
     Vec3d lo{world_model.mins[0], world_model.mins[1], world_model.mins[2]};
@@ -129,6 +142,7 @@ TEST_P(DecompileTree, SolidVolumeMatchesHullZero) {
     EXPECT_TRUE(mapfile::read(text, f.relpath, r.map.dialect) == r.map) << f.relpath;
     if (q.goldsrc()) EXPECT_EQ(r.map.dialect, mapfile::Dialect::valve220);
     else EXPECT_EQ(r.map.dialect, mapfile::Dialect::quake);
+    return r.stats.brushes;
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, DecompileTree, ::testing::ValuesIn(tree_maps()),
