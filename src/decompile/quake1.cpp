@@ -119,15 +119,19 @@ double cell_volume(const Cell& c) {
     return v / 3;
 }
 
-/// Whether the polygons' bounding boxes overlap by more than a sliver on two axes.
-bool boxes_overlap(const Winding& a, const Winding& b) {
-    Vec3d alo{1e30, 1e30, 1e30}, ahi{-1e30, -1e30, -1e30}, blo = alo, bhi = ahi;
-    for (const auto& v : a)
-        for (size_t k = 0; k < 3; ++k) alo[k] = std::min(alo[k], v[k]), ahi[k] = std::max(ahi[k], v[k]);
-    for (const auto& v : b)
-        for (size_t k = 0; k < 3; ++k) blo[k] = std::min(blo[k], v[k]), bhi[k] = std::max(bhi[k], v[k]);
+struct Box {
+    Vec3d lo{1e30, 1e30, 1e30}, hi{-1e30, -1e30, -1e30};
+};
+Box box_of(const Winding& w) {
+    Box b;
+    for (const auto& v : w)
+        for (size_t k = 0; k < 3; ++k) b.lo[k] = std::min(b.lo[k], v[k]), b.hi[k] = std::max(b.hi[k], v[k]);
+    return b;
+}
+/// Whether two polygons' bounding boxes overlap (touching counts).
+bool boxes_overlap(const Box& a, const Box& b) {
     for (size_t k = 0; k < 3; ++k)
-        if (std::min(ahi[k], bhi[k]) < std::max(alo[k], blo[k]) - 1e-3) return false;
+        if (std::min(a.hi[k], b.hi[k]) < std::max(a.lo[k], b.lo[k]) - 1e-3) return false;
     return true;
 }
 
@@ -166,6 +170,8 @@ std::optional<Cell> merge_cells(const Cell& a, const Cell& b, int64_t planenum) 
 /// Merges cells pairwise while the union stays convex (greedy, a few passes).
 void merge_cells(std::vector<Cell>& cells) {
     std::vector<uint8_t> alive(cells.size(), 1);
+    // Pairs already refused stay refused unless one of the two changed since.
+    std::vector<uint8_t> touched(cells.size(), 1);
     for (int pass = 0; pass < 6; ++pass) {
         std::unordered_map<int64_t, std::vector<std::pair<uint32_t, uint32_t>>> by_plane;
         for (uint32_t i = 0; i < cells.size(); ++i)
@@ -173,25 +179,40 @@ void merge_cells(std::vector<Cell>& cells) {
                 for (uint32_t k = 0; k < cells[i].size(); ++k)
                     if (cells[i][k].planenum >= 0) by_plane[cells[i][k].planenum].push_back({i, k});
         size_t merged = 0;
+        std::vector<Box> boxes;
+        std::vector<uint8_t> changed(cells.size());
         for (auto& [pn, list] : by_plane) {
-            for (size_t x = 0; x < list.size(); ++x) {
+            // Sweep along an axis in the plane: only faces whose boxes overlap on it are paired.
+            const Vec3d& n = cells[list[0].first][list[0].second].plane.normal;
+            const size_t axis = std::abs(n[0]) > 0.7 ? 1 : 0;
+            boxes.clear();
+            for (const auto& [i, fi] : list) boxes.push_back(box_of(cells[i][fi].w));
+            std::vector<uint32_t> order(list.size());
+            for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+            std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return boxes[a].lo[axis] < boxes[b].lo[axis]; });
+            for (size_t ox = 0; ox < order.size(); ++ox) {
+                const size_t x = order[ox];
                 const auto [i, fi] = list[x];
-                if (!alive[i] || fi >= cells[i].size()) continue;
-                for (size_t y = x + 1; y < list.size(); ++y) {
+                if (!alive[i] || changed[i]) continue;
+                for (size_t oy = ox + 1; oy < order.size(); ++oy) {
+                    const size_t y = order[oy];
+                    if (boxes[y].lo[axis] > boxes[x].hi[axis] + 1e-3) break;
                     const auto [j, fj] = list[y];
-                    if (!alive[j] || i == j || fj >= cells[j].size()) continue;
+                    if (!alive[j] || changed[j] || i == j || !(touched[i] || touched[j])) continue;
                     const CellFace &a = cells[i][fi], &b = cells[j][fj];
-                    if (a.planenum != pn || b.planenum != pn || a.flipped == b.flipped || !boxes_overlap(a.w, b.w)) continue;
+                    if (a.flipped == b.flipped || !boxes_overlap(boxes[x], boxes[y])) continue;
                     if (auto m = merge_cells(cells[i], cells[j], pn)) {
                         cells[i] = std::move(*m);
                         alive[j] = 0;
+                        changed[i] = 1;  // its face indices are stale until the next pass
                         ++merged;
-                        break;  // cell i changed: its face indices are stale until the next pass
+                        break;
                     }
                 }
             }
         }
         if (!merged) break;
+        touched = std::move(changed);
     }
     std::vector<Cell> out;
     for (size_t i = 0; i < cells.size(); ++i)
@@ -215,6 +236,7 @@ public:
         if (r_.map.dialect == mapfile::Dialect::vmf)
             throw Error({bsp_.file_name(), "header", 0}, "VMF output is for Source maps; choose a .map dialect");
         fallback_ = goldsrc ? "SKIP" : "skip";
+        planes_lump_ = map_.lump("planes");
         miptex_ = map_.miptex();
         const auto models = map_.models();
         EntityTable t = entity_table(bsp_, models.size(), true);
@@ -239,27 +261,29 @@ private:
     Options options_;
     Result r_;
     std::string fallback_;
+    size_t planes_lump_ = 0;
     quake1::MiptexDirectory miptex_;
     std::unordered_map<int64_t, std::vector<FaceInfo>> faces_by_plane_;
 
     PlaneD plane(int64_t planenum, size_t from_lump, size_t from_record) const {
-        const auto& p = at(bsp_, map_.planes(), planenum, map_.lump("planes"), from_lump, from_record, "plane");
+        const auto& p = at(bsp_, map_.planes(), planenum, planes_lump_, from_lump, from_record, "plane");
         return {{p.normal[0], p.normal[1], p.normal[2]}, p.dist};
     }
 
     template <class Tables>
     void index_faces(const Tables& t) {
-        const size_t faces_lump = map_.lump("faces");
+        const size_t faces_lump = map_.lump("faces"), surfedges_lump = map_.lump("surfedges"),
+                     edges_lump = map_.lump("edges"), vertexes_lump = map_.lump("vertexes");
         for (size_t fi = 0; fi < t.faces.size(); ++fi) {
             const auto& f = t.faces[fi];
             Vec3d c{0, 0, 0};
             size_t n = 0;
             for (int64_t k = 0; k < int64_t(f.numedges); ++k) {
-                const auto& se = at(bsp_, t.surfedges, int64_t(f.firstedge) + k, map_.lump("surfedges"), faces_lump, fi, "surfedge");
+                const auto& se = at(bsp_, t.surfedges, int64_t(f.firstedge) + k, surfedges_lump, faces_lump, fi, "surfedge");
                 const int64_t e = se.edge < 0 ? -int64_t(se.edge) : se.edge;
-                const auto& ed = at(bsp_, t.edges, e, map_.lump("edges"), map_.lump("surfedges"), size_t(f.firstedge + k), "edge");
-                const auto& v = at(bsp_, t.vertexes, int64_t(se.edge < 0 ? ed.v[1] : ed.v[0]), map_.lump("vertexes"),
-                                   map_.lump("edges"), size_t(e), "vertex");
+                const auto& ed = at(bsp_, t.edges, e, edges_lump, surfedges_lump, size_t(f.firstedge + k), "edge");
+                const auto& v = at(bsp_, t.vertexes, int64_t(se.edge < 0 ? ed.v[1] : ed.v[0]), vertexes_lump, edges_lump,
+                                   size_t(e), "vertex");
                 c = add(c, {v.point[0], v.point[1], v.point[2]});
                 ++n;
             }
@@ -335,7 +359,6 @@ private:
             std::map<int32_t, std::vector<Cell>> by_contents;
             std::vector<std::pair<int64_t, Cell>> stack;
             stack.push_back({md.headnode[0], box_cell(mins, maxs)});
-            Cell front, back;
             while (!stack.empty()) {
                 auto [node, cell] = std::move(stack.back());
                 stack.pop_back();
@@ -350,9 +373,10 @@ private:
                 seen[size_t(node)] = 1;
                 const auto& n = t.nodes[size_t(node)];
                 const PlaneD p = plane(n.planenum, nodes_lump, size_t(node));
+                Cell front, back;
                 split_cell(cell, p, n.planenum, front, back);
-                stack.push_back({int64_t(n.children[1]), back});
-                stack.push_back({int64_t(n.children[0]), front});
+                stack.push_back({int64_t(n.children[1]), std::move(back)});
+                stack.push_back({int64_t(n.children[0]), std::move(front)});
             }
             for (auto& [contents, cells] : by_contents) {
                 if (options_.merge) merge_cells(cells);
