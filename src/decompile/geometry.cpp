@@ -212,10 +212,21 @@ EntityTable entity_table(const Bsp& bsp, size_t model_count, bool origin_moves_b
     t.model_entity.assign(model_count, -1);
     t.model_offset.assign(model_count, Vec3d{0, 0, 0});
     const EntityLump lump = read_entities(bsp);
+    // What an editor map cannot hold (quoted strings may span lines in the
+    // entity lump): line breaks become spaces, quotes apostrophes, NULs go.
+    auto clean = [](std::string v) {
+        std::string o;
+        for (char c : v)
+            if (c == '\n' || c == '\r') o += ' ';
+            else if (c == '"') o += '\'';
+            else if (c != '\0') o += c;
+        return o;
+    };
     for (const Entity& e : lump.entities) {
         mapfile::MapEntity m;
         int64_t model = -1;
-        for (const KeyValue& kv : e.pairs) {
+        for (const KeyValue& raw : e.pairs) {
+            const KeyValue kv{clean(raw.key), clean(raw.value)};
             if (kv.key == "model" && kv.value.size() > 1 && kv.value[0] == '*') {
                 int64_t n = -1;
                 const auto r = std::from_chars(kv.value.data() + 1, kv.value.data() + kv.value.size(), n);

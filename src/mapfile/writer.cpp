@@ -17,8 +17,12 @@ void num(std::string& out, double v) {
 
 void check_text(std::string_view s, std::string_view what) {
     for (char c : s)
-        if (c == '"' || c == '\n' || c == '\r' || c == '\0')
-            throw Error({"", "map", -1}, std::string(what) + " '" + std::string(s) + "' holds a quote, newline or NUL");
+        if (c == '"' || c == '\n' || c == '\r' || c == '\0') {
+            // The text itself goes into the message printable and short (it may hold the newline).
+            std::string shown;
+            for (char d : s.substr(0, 40)) shown += (static_cast<unsigned char>(d) < ' ' || d == '"') ? '?' : d;
+            throw Error({"", "map", -1}, std::string(what) + " '" + shown + "' holds a quote, newline or NUL");
+        }
 }
 
 void check_material(std::string_view s, bool vmf) {
