@@ -6,6 +6,7 @@
 #include <bspkit/entities.hpp>
 #include <bspkit/error.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <span>
@@ -41,6 +42,16 @@ const T& at(const Bsp& bsp, std::span<const T> records, int64_t i, size_t lump, 
 
 /// Three numbers of an entity value ("x y z"), nullopt when it does not hold three.
 std::optional<Vec3d> parse_vec3(std::string_view s);
+/// A float read from the map as the double of its shortest text ("3832.8518",
+/// not 3832.851806640625): written so, it reads back to the same float.
+inline double pretty(float v) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    double d = 0;
+    std::from_chars(buf, r.ptr, d);
+    return d;
+}
+
 /// Shortest-round-trip text of a number / of three.
 std::string num_text(double v);
 std::string vec_text(const Vec3d& v);
@@ -68,6 +79,40 @@ void collect_brushes(size_t node_count, int64_t headnode, Children&& children, L
     }
 }
 
+/// Lump indices a tree walk names in its errors.
+struct TreeLumps {
+    size_t models, leafs, leafbrushes, brushes;
+};
+
+/// The brushes of model `model` (headnode `headnode`) not already owned by
+/// an earlier model, sorted; marks them in `owned`. Works on the Quake 2 and
+/// Source records (children[2], numleafbrushes / firstleafbrush, brush).
+template <class Node, class Leaf, class LeafBrush>
+std::vector<size_t> model_brushes(const Bsp& bsp, std::span<const Node> nodes, std::span<const Leaf> leafs,
+                                  std::span<const LeafBrush> leafbrushes, size_t brush_count, int64_t headnode,
+                                  size_t model, const TreeLumps& lumps, std::vector<uint8_t>& owned,
+                                  std::vector<uint8_t>& seen) {
+    std::vector<size_t> list;
+    owned.resize(brush_count);
+    collect_brushes(
+        nodes.size(), headnode,
+        [&](size_t n) { return std::pair<int64_t, int64_t>(nodes[n].children[0], nodes[n].children[1]); },
+        [&](int64_t leaf) {
+            const auto& l = at(bsp, leafs, leaf, lumps.leafs, lumps.models, model, "leaf");
+            for (size_t k = 0; k < l.numleafbrushes; ++k) {
+                const auto& lb = at(bsp, leafbrushes, int64_t(l.firstleafbrush) + int64_t(k), lumps.leafbrushes,
+                                    lumps.leafs, size_t(leaf), "leafbrush");
+                if (lb.brush >= brush_count)
+                    fail(bsp, lumps.leafbrushes, size_t(l.firstleafbrush + k),
+                         "brush " + std::to_string(lb.brush) + " out of range (" + std::to_string(brush_count) + " brushes)");
+                if (!owned[lb.brush]) owned[lb.brush] = 1, list.push_back(lb.brush);
+            }
+        },
+        seen);
+    std::sort(list.begin(), list.end());
+    return list;
+}
+
 /// Shared brush assembly: the planes of a BSP brush (already moved by the
 /// entity origin) in, the sides with an area out (index into `planes` and
 /// their three points).
@@ -91,6 +136,11 @@ struct EntityTable {
     std::vector<Vec3d> model_offset;    ///< per model: the entity's origin (brushes are stored relative to it)
 };
 EntityTable entity_table(const Bsp& bsp, size_t model_count, bool origin_moves_brushes);
+
+/// The start every family shares: the output dialect (the family's
+/// `fallback` unless asked; VMF refused outside Source) and the entities.
+EntityTable start_map(Result& r, const Bsp& bsp, const Options& options, mapfile::Dialect fallback, size_t model_count);
+
 
 /// Records brush `b` (with sides built from `built`) in the result.
 void add_brush(Result& r, size_t entity, mapfile::Brush brush, int64_t bsp_brush, const Vec3d& offset,

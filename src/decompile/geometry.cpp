@@ -265,6 +265,15 @@ EntityTable entity_table(const Bsp& bsp, size_t model_count, bool origin_moves_b
     return t;
 }
 
+EntityTable start_map(Result& r, const Bsp& bsp, const Options& options, mapfile::Dialect fallback, size_t model_count) {
+    r.map.dialect = options.dialect.value_or(fallback);
+    if (r.map.dialect == mapfile::Dialect::vmf && fallback != mapfile::Dialect::vmf)
+        throw Error({bsp.file_name(), "header", 0}, "VMF output is for Source maps; choose a .map dialect");
+    EntityTable t = entity_table(bsp, model_count, true);
+    r.map.entities = std::move(t.entities);
+    return t;
+}
+
 void add_brush(Result& r, size_t entity, mapfile::Brush brush, int64_t bsp_brush, const Vec3d& offset,
                std::vector<int64_t> bsp_sides) {
     auto& list = r.map.entities[entity].brushes;

@@ -15,12 +15,8 @@ Result decompile_nightfire(const Bsp& bsp, const Options& options) {
     using M = nightfire::Map;
     const nightfire::Map map(bsp);
     Result r;
-    r.map.dialect = options.dialect.value_or(mapfile::Dialect::quake2);
-    if (r.map.dialect == mapfile::Dialect::vmf)
-        throw Error({bsp.file_name(), "header", 0}, "VMF output is for Source maps; choose a .map dialect");
     const auto models = map.models();
-    EntityTable t = entity_table(bsp, models.size(), true);
-    r.map.entities = std::move(t.entities);
+    EntityTable t = start_map(r, bsp, options, mapfile::Dialect::quake2, models.size());
     const auto brushes = map.brushes();
     const auto sides = map.brush_sides();
     const auto planes = map.planes();

@@ -232,15 +232,11 @@ public:
 
     Result run() {
         const bool goldsrc = map_.goldsrc();
-        r_.map.dialect = options_.dialect.value_or(goldsrc ? mapfile::Dialect::valve220 : mapfile::Dialect::quake);
-        if (r_.map.dialect == mapfile::Dialect::vmf)
-            throw Error({bsp_.file_name(), "header", 0}, "VMF output is for Source maps; choose a .map dialect");
         fallback_ = goldsrc ? "SKIP" : "skip";
         planes_lump_ = map_.lump("planes");
         miptex_ = map_.miptex();
         const auto models = map_.models();
-        EntityTable t = entity_table(bsp_, models.size(), true);
-        r_.map.entities = std::move(t.entities);
+        EntityTable t = start_map(r_, bsp_, options_, goldsrc ? mapfile::Dialect::valve220 : mapfile::Dialect::quake, models.size());
         map_.visit([&](const auto& tables) { index_faces(tables); });
         const bspx::Directory dir = bspx::read(bsp_);
         if (const auto* l = dir.find("BRUSHLIST")) {

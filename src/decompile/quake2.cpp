@@ -13,12 +13,8 @@ Result decompile_quake2(const Bsp& bsp, const Options& options) {
     using M = quake2::Map;
     const quake2::Map map(bsp);
     Result r;
-    r.map.dialect = options.dialect.value_or(mapfile::Dialect::quake2);
-    if (r.map.dialect == mapfile::Dialect::vmf)
-        throw Error({bsp.file_name(), "header", 0}, "VMF output is for Source maps; choose a .map dialect");
     const auto models = map.models();
-    EntityTable t = entity_table(bsp, models.size(), true);
-    r.map.entities = std::move(t.entities);
+    EntityTable t = start_map(r, bsp, options, mapfile::Dialect::quake2, models.size());
     const auto brushes = map.brushes();
     const auto sides = map.brushsides();
     const auto planes = map.planes();
@@ -26,23 +22,10 @@ Result decompile_quake2(const Bsp& bsp, const Options& options) {
     const auto nodes = map.nodes();
     const auto leafs = map.leafs();
     const auto leafbrushes = map.leafbrushes();
-    std::vector<uint8_t> owned(brushes.size()), seen;
+    std::vector<uint8_t> owned, seen;
     for (size_t m = 0; m < models.size(); ++m) {
-        std::vector<size_t> list;
-        collect_brushes(
-            nodes.size(), models[m].headnode,
-            [&](size_t n) { return std::pair<int64_t, int64_t>(nodes[n].children[0], nodes[n].children[1]); },
-            [&](int64_t leaf) {
-                const auto& l = at(bsp, leafs, leaf, M::LUMP_LEAFS, M::LUMP_MODELS, m, "leaf");
-                for (size_t k = 0; k < l.numleafbrushes; ++k) {
-                    const auto& lb = at(bsp, leafbrushes, int64_t(l.firstleafbrush) + int64_t(k), M::LUMP_LEAFBRUSHES,
-                                        M::LUMP_LEAFS, size_t(leaf), "leafbrush");
-                    (void)at(bsp, brushes, lb.brush, M::LUMP_BRUSHES, M::LUMP_LEAFBRUSHES, l.firstleafbrush + k, "brush");
-                    if (!owned[lb.brush]) owned[lb.brush] = 1, list.push_back(lb.brush);
-                }
-            },
-            seen);
-        std::sort(list.begin(), list.end());
+        const auto list = model_brushes(bsp, nodes, leafs, leafbrushes, brushes.size(), models[m].headnode, m,
+                                        {M::LUMP_MODELS, M::LUMP_LEAFS, M::LUMP_LEAFBRUSHES, M::LUMP_BRUSHES}, owned, seen);
         if (t.model_entity[m] < 0) continue;
         const size_t ent = size_t(t.model_entity[m]);
         const Vec3d off = t.model_offset[m];

@@ -22,12 +22,8 @@ Result decompile_quake3(const Bsp& bsp, const Options& options) {
     using M = quake3::Map;
     const quake3::Map map(bsp);
     Result r;
-    r.map.dialect = options.dialect.value_or(mapfile::Dialect::quake3);
-    if (r.map.dialect == mapfile::Dialect::vmf)
-        throw Error({bsp.file_name(), "header", 0}, "VMF output is for Source maps; choose a .map dialect");
     const auto models = map.models();
-    EntityTable t = entity_table(bsp, models.size(), true);
-    r.map.entities = std::move(t.entities);
+    EntityTable t = start_map(r, bsp, options, mapfile::Dialect::quake3, models.size());
     const auto brushes = map.brushes();
     const auto sides = map.brushsides();
     const auto planes = map.planes();
@@ -84,7 +80,8 @@ Result decompile_quake3(const Bsp& bsp, const Options& options) {
             p.columns = s.patchWidth;
             for (int v = 0; v < s.numVerts; ++v) {
                 const auto& dv = verts[size_t(s.firstVert + v)];
-                p.points.push_back({dv.xyz[0] + off[0], dv.xyz[1] + off[1], dv.xyz[2] + off[2], dv.st[0], dv.st[1]});
+                p.points.push_back({pretty(dv.xyz[0]) + off[0], pretty(dv.xyz[1]) + off[1], pretty(dv.xyz[2]) + off[2],
+                                    pretty(dv.st[0]), pretty(dv.st[1])});
             }
             r.map.entities[ent].patches.push_back(std::move(p));
         }

@@ -83,10 +83,7 @@ public:
     Result run() {
         // Console maps keep only the HDR faces.
         faces_ = map_.faces().empty() ? map_.faces_hdr() : map_.faces();
-        r_.map.dialect = options_.dialect.value_or(mapfile::Dialect::vmf);
-        const auto models = map_.models();
-        EntityTable t = entity_table(bsp_, models.size(), true);
-        r_.map.entities = std::move(t.entities);
+        EntityTable t = start_map(r_, bsp_, options_, mapfile::Dialect::vmf, map_.models().size());
         prepare_faces();
         if (options_.brushes == BrushSource::lumps) brushes_from_lumps(t);
         else brushes_from_faces(t);
@@ -168,29 +165,10 @@ private:
         const auto leafbrushes = map_.leafbrushes();
         const auto nodes = map_.nodes();
         const auto models = map_.models();
-        std::vector<int64_t> owner(brushes.size(), -1);
-        std::vector<uint8_t> seen;
+        std::vector<uint8_t> owned, seen;
         for (size_t m = 0; m < models.size(); ++m) {
-            std::vector<size_t> list;
-            collect_brushes(
-                nodes.size(), models[m].headnode,
-                [&](size_t n) { return std::pair<int64_t, int64_t>(nodes[n].children[0], nodes[n].children[1]); },
-                [&](int64_t leaf) {
-                    const auto& l = at(bsp_, leafs, leaf, L::leafs, L::models, m, "leaf");
-                    for (size_t k = 0; k < l.numleafbrushes; ++k) {
-                        const auto& lb = at(bsp_, leafbrushes, int64_t(l.firstleafbrush) + int64_t(k), L::leafbrushes,
-                                            L::leafs, size_t(leaf), "leafbrush");
-                        if (lb.brush >= brushes.size())
-                            fail(bsp_, L::leafbrushes, size_t(l.firstleafbrush + k),
-                                 "brush " + std::to_string(lb.brush) + " out of range");
-                        if (owner[lb.brush] < 0) {
-                            owner[lb.brush] = int64_t(m);
-                            list.push_back(lb.brush);
-                        }
-                    }
-                },
-                seen);
-            std::sort(list.begin(), list.end());
+            const auto list = model_brushes(bsp_, nodes, leafs, leafbrushes, brushes.size(), models[m].headnode, m,
+                                            {L::models, L::leafs, L::leafbrushes, L::brushes}, owned, seen);
             const int64_t ent = t.model_entity[m];
             if (ent < 0) continue;  // a model no entity uses: its brushes are left out
             for (size_t b : list) brush(b, size_t(ent), m == 0, t.model_offset[m]);
@@ -200,7 +178,7 @@ private:
         // func_areaportal whose portal polygon lies on it; others to the world.
         size_t loose = 0;
         for (size_t b = 0; b < brushes.size(); ++b) {
-            if (owner[b] >= 0) continue;
+            if (b < owned.size() && owned[b]) continue;
             size_t ent = 0;
             if (brushes[b].contents & CONTENTS_AREAPORTAL) ent = areaportal_entity(b);
             else ++loose;
@@ -379,7 +357,7 @@ private:
             const Winding w = face_winding(di.MapFace);
             mapfile::Displacement disp;
             disp.power = di.power;
-            disp.start_position = {di.startPosition.x, di.startPosition.y, di.startPosition.z};
+            disp.start_position = {pretty(di.startPosition.x), pretty(di.startPosition.y), pretty(di.startPosition.z)};
             const int nv = di.vert_count(), nt = di.tri_count();
             if (di.DispVertStart < 0 || size_t(di.DispVertStart) + size_t(nv) > verts.size())
                 fail(bsp_, L::dispinfo, d, "vertices " + std::to_string(di.DispVertStart) + "+" + std::to_string(nv) + " out of range");
@@ -387,11 +365,11 @@ private:
                 fail(bsp_, L::dispinfo, d, "triangles " + std::to_string(di.DispTriStart) + "+" + std::to_string(nt) + " out of range");
             for (int i = 0; i < nv; ++i) {
                 const auto& v = verts[size_t(di.DispVertStart + i)];
-                disp.normals.push_back({v.m_vVector.x, v.m_vVector.y, v.m_vVector.z});
-                disp.distances.push_back(v.m_flDist);
+                disp.normals.push_back({pretty(v.m_vVector.x), pretty(v.m_vVector.y), pretty(v.m_vVector.z)});
+                disp.distances.push_back(pretty(v.m_flDist));
                 disp.offsets.push_back({0, 0, 0});
-                disp.offset_normals.push_back(p.normal);
-                disp.alphas.push_back(v.m_flAlpha);
+                disp.offset_normals.push_back({pretty(float(p.normal[0])), pretty(float(p.normal[1])), pretty(float(p.normal[2]))});
+                disp.alphas.push_back(pretty(v.m_flAlpha));
             }
             for (int i = 0; i < nt; ++i) disp.triangle_tags.push_back(tris.empty() ? 0 : tris[size_t(di.DispTriStart + i)].m_uiTags);
             for (size_t i = 0; i < 10; ++i) disp.allowed_verts[i] = int(di.AllowedVerts[i]);

@@ -65,15 +65,13 @@ void write_side(std::string& out, const Side& s, Dialect d) {
     out += ' ';
     if (uses_axes(d)) {
         const TextureAxes& a = s.axes;
-        out += "[ ";
-        vec(out, a.u_axis);
-        out += ' ';
-        num(out, a.u_shift);
-        out += " ] [ ";
-        vec(out, a.v_axis);
-        out += ' ';
-        num(out, a.v_shift);
-        out += " ] ";
+        for (const auto& [axis, shift] : {std::pair{&a.u_axis, a.u_shift}, std::pair{&a.v_axis, a.v_shift}}) {
+            out += "[ ";
+            vec(out, *axis);
+            out += ' ';
+            num(out, shift);
+            out += " ] ";
+        }
         num(out, a.rotation);
         out += ' ';
         num(out, a.u_scale);
