@@ -16,7 +16,8 @@
 //   - each BSP brush is written at most once, and (Source) every one is
 //     written or counted as skipped;
 //   - Source: one dispinfo per displacement with its power and vertex data,
-//     one prop_static per static prop with its model, one env_cubemap per cubemap;
+//     one prop_static per static prop with its model, one env_cubemap per
+//     cubemap, one info_overlay per overlay whose "sides" name written sides;
 //   - Quake 3: one patchDef2 per patch surface, with its control points;
 //   - the written text reads back with bspkit's reader to the same data.
 #include <bspkit/decompile.hpp>
@@ -34,6 +35,7 @@
 #include <cmath>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 using namespace bspkit;
 using namespace bspkit::test;
@@ -277,6 +279,26 @@ TEST_P(DecompileCorpus, BrushesPlanesTexturesAndParseBack) {
             for (const auto& p : props->props) bsp_models.push_back(props->names[p.prop_type]);
         EXPECT_EQ(models, bsp_models);
         EXPECT_EQ(cubemaps, m.cubemaps().size());
+        // Overlays: one info_overlay per overlay, its "sides" ids naming written sides.
+        std::set<int64_t> side_ids;
+        for (const auto& e : r.map.entities)
+            for (const auto& b : e.brushes)
+                for (const auto& s : b.sides) side_ids.insert(s.id);
+        size_t overlays = 0, with_sides = 0;
+        for (const auto& e : r.map.entities) {
+            if (e.get("classname") != "info_overlay") continue;
+            ++overlays;
+            std::istringstream ids{std::string(e.get("sides"))};
+            int64_t id = 0;
+            bool any = false;
+            while (ids >> id) {
+                EXPECT_TRUE(side_ids.count(id)) << f.relpath << ": overlay side " << id << " is not a written side";
+                any = true;
+            }
+            with_sides += any;
+        }
+        EXPECT_EQ(overlays, m.overlays().size());
+        EXPECT_EQ(with_sides, overlays) << f.relpath << ": overlays whose faces lie on no written side";
     }
     if (bsp.format() == Format::quake3) {
         const quake3::Map m(bsp);
