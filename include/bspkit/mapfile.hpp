@@ -32,6 +32,7 @@ enum class Dialect : uint8_t {
     quake2,    ///< Valve 220 sides + contents flags value (TrenchBroom's Quake 2 Valve format), "mapversion" "220"
     quake2_standard,  ///< quake sides + contents flags value (the Quake 2 editors' own format)
     quake3,    ///< quake sides + contents flags value, patchDef2 patches
+    quake3_bp,  ///< Quake 3 brush primitives: brushDef { ( p ) ( p ) ( p ) ( ( a b c ) ( d e f ) ) TEX contents flags value }
     vmf,       ///< Hammer KeyValues
 };
 std::string_view dialect_name(Dialect d) noexcept;
@@ -107,6 +108,8 @@ struct Side {
     std::string material;
     TextureAxes axes;          ///< Valve 220, Quake 2, VMF
     TextureStandard standard;  ///< Quake standard, Quake 2 standard, Quake 3
+    /// Quake 3 brush primitives: st = matrix * (dot(p, S), dot(p, T), 1) with S, T from bp_axes(normal).
+    std::array<double, 6> bp_matrix{1.0 / 128, 0, 0, 0, 1.0 / 128, 0};
     int32_t contents = 0, flags = 0, value = 0;  ///< Quake 2 / Quake 3 dialects
     double lightmap_scale = 16;  ///< VMF
     uint32_t smoothing_groups = 0;  ///< VMF
@@ -174,6 +177,8 @@ std::array<std::array<double, 4>, 2> standard_vectors(const Vec3d& normal, const
 /// The standard projection closest to texinfo vectors `vecs` on a plane with
 /// `normal` (exact when the vectors have no shear).
 TextureStandard standard_from_vectors(const Vec3d& normal, const std::array<std::array<double, 4>, 2>& vecs) noexcept;
+/// The two in-plane axes of Radiant's brush primitives (ComputeAxisBase) for a plane normal.
+std::array<Vec3d, 2> bp_axes(const Vec3d& normal) noexcept;
 /// Axes form of texinfo vectors: axis = vec / |vec|, scale = 1 / |vec|, shift = offset.
 TextureAxes axes_from_vectors(const std::array<std::array<double, 4>, 2>& vecs) noexcept;
 /// texinfo vectors of an axes projection.

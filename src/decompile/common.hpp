@@ -11,6 +11,7 @@
 #include <cmath>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace bspkit::decompile::detail {
@@ -162,6 +163,14 @@ Result decompile_quake1(const Bsp& bsp, const Options& options);
 
 namespace bspkit::decompile::detail {
 
+/// Resets what `d` does not write, so that the map reads back equal.
+inline void keep_written(mapfile::Side& s, mapfile::Dialect d) {
+    if (!mapfile::uses_surface_flags(d)) s.contents = s.flags = s.value = 0;
+    if (mapfile::uses_axes(d) || d == mapfile::Dialect::quake3_bp) s.standard = {};
+    if (!mapfile::uses_axes(d)) s.axes = {};
+    if (d != mapfile::Dialect::quake3_bp) s.bp_matrix = mapfile::Side{}.bp_matrix;
+}
+
 /// Builds one brush from its planes (moved by `offset`) and adds it when it
 /// has a volume; `make(side, k)` fills material and texture of the side made
 /// from plane k. `side_ids[k]`: index of plane k's side in the brush side lump.
@@ -179,8 +188,9 @@ void emit_brush(Result& r, size_t entity, int64_t bsp_brush, const Vec3d& offset
     for (const auto& bs : built) {
         mapfile::Side s;
         s.points = bs.points;
-        make(s, bs.index);
-        if (!mapfile::uses_surface_flags(r.map.dialect)) s.contents = s.flags = s.value = 0;
+        if constexpr (std::is_invocable_v<MakeSide, mapfile::Side&, size_t, const Winding&>) make(s, bs.index, bs.winding);
+        else make(s, bs.index);
+        keep_written(s, r.map.dialect);
         out.sides.push_back(std::move(s));
         from.push_back(side_ids[bs.index]);
     }

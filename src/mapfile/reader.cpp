@@ -118,7 +118,7 @@ bool is(const Token& t, std::string_view s) { return !t.quoted && t.text == s; }
 
 struct MapReader {
     Lexer lex;
-    bool saw_axes = false, saw_flags = false, saw_patch = false;
+    bool saw_axes = false, saw_flags = false, saw_patch = false, saw_bp = false;
 
     Vec3d point() {
         lex.expect("(");
@@ -127,13 +127,24 @@ struct MapReader {
         return p;
     }
 
-    Side side() {
+    Side side(bool bp) {
         Side s;
         for (auto& p : s.points) p = point();
+        if (bp) {
+            lex.expect("(");
+            for (size_t row = 0; row < 2; ++row) {
+                lex.expect("(");
+                for (size_t i = 0; i < 3; ++i) s.bp_matrix[row * 3 + i] = lex.number();
+                lex.expect(")");
+            }
+            lex.expect(")");
+        }
         const Token mat = lex.next();
         if (mat.text.empty() || is(mat, "(") || is(mat, "}")) lex.fail(mat.offset, "expected a material");
         s.material = std::string(mat.text);
-        if (is(lex.peek(), "[")) {
+        if (bp) {
+            // brushDef sides carry no other projection.
+        } else if (is(lex.peek(), "[")) {
             saw_axes = true;
             auto axis = [&](Vec3d& a, double& shift) {
                 lex.expect("[");
@@ -210,9 +221,18 @@ struct MapReader {
                     if (is(first, "patchDef2")) {
                         lex.next();
                         e.patches.push_back(patch());
+                    } else if (is(first, "brushDef")) {
+                        saw_bp = true;
+                        lex.next();
+                        lex.expect("{");
+                        Brush b;
+                        while (!is(lex.peek(), "}")) b.sides.push_back(side(true));
+                        lex.next();
+                        lex.expect("}");
+                        e.brushes.push_back(std::move(b));
                     } else {
                         Brush b;
-                        while (!is(lex.peek(), "}")) b.sides.push_back(side());
+                        while (!is(lex.peek(), "}")) b.sides.push_back(side(false));
                         lex.next();
                         e.brushes.push_back(std::move(b));
                     }
@@ -223,6 +243,7 @@ struct MapReader {
             m.entities.push_back(std::move(e));
         }
         if (dialect) m.dialect = *dialect;
+        else if (saw_bp) m.dialect = Dialect::quake3_bp;
         else if (saw_axes) m.dialect = saw_flags ? Dialect::quake2 : Dialect::valve220;
         else if (saw_flags) m.dialect = saw_patch ? Dialect::quake3 : Dialect::quake2_standard;
         else m.dialect = saw_patch ? Dialect::quake3 : Dialect::quake;

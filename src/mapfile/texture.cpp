@@ -146,6 +146,7 @@ std::string_view dialect_name(Dialect d) noexcept {
         case Dialect::quake2: return "quake2";
         case Dialect::quake2_standard: return "quake2-standard";
         case Dialect::quake3: return "quake3";
+        case Dialect::quake3_bp: return "quake3-bp";
         case Dialect::vmf: return "vmf";
     }
     return "?";
@@ -153,14 +154,25 @@ std::string_view dialect_name(Dialect d) noexcept {
 
 std::optional<Dialect> dialect_from_name(std::string_view name) noexcept {
     for (Dialect d : {Dialect::quake, Dialect::valve220, Dialect::quake2, Dialect::quake2_standard, Dialect::quake3,
-                      Dialect::vmf})
+                      Dialect::quake3_bp, Dialect::vmf})
         if (dialect_name(d) == name) return d;
     return std::nullopt;
 }
 
 bool uses_axes(Dialect d) noexcept { return d == Dialect::valve220 || d == Dialect::quake2 || d == Dialect::vmf; }
 bool uses_surface_flags(Dialect d) noexcept {
-    return d == Dialect::quake2 || d == Dialect::quake2_standard || d == Dialect::quake3;
+    return d == Dialect::quake2 || d == Dialect::quake2_standard || d == Dialect::quake3 || d == Dialect::quake3_bp;
+}
+
+std::array<Vec3d, 2> bp_axes(const Vec3d& normal) noexcept {
+    // Radiant's ComputeAxisBase, with its snapping of near-zero components.
+    Vec3d n = normal;
+    for (auto& c : n)
+        if (std::abs(c) < 1e-6) c = 0;
+    const double rot_y = -std::atan2(n[2], std::sqrt(n[1] * n[1] + n[0] * n[0]));
+    const double rot_z = std::atan2(n[1], n[0]);
+    return {Vec3d{-std::sin(rot_z), std::cos(rot_z), 0},
+            Vec3d{-std::sin(rot_y) * std::cos(rot_z), -std::sin(rot_y) * std::sin(rot_z), -std::cos(rot_y)}};
 }
 
 std::string_view MapEntity::get(std::string_view key, std::string_view fallback) const noexcept {

@@ -61,9 +61,18 @@ void write_side(std::string& out, const Side& s, Dialect d) {
         vec(out, p);
         out += " ) ";
     }
-    out += s.material;
-    out += ' ';
-    if (uses_axes(d)) {
+    if (d == Dialect::quake3_bp) {
+        // brushDef: the matrix comes before the shader.
+        out += "( ( ";
+        for (size_t i = 0; i < 6; ++i) {
+            num(out, s.bp_matrix[i]);
+            out += i == 2 ? " ) ( " : " ";
+        }
+        out += ") ) ";
+        out += s.material;
+    } else if (uses_axes(d)) {
+        out += s.material;
+        out += ' ';
         const TextureAxes& a = s.axes;
         for (const auto& [axis, shift] : {std::pair{&a.u_axis, a.u_shift}, std::pair{&a.v_axis, a.v_shift}}) {
             out += "[ ";
@@ -78,6 +87,8 @@ void write_side(std::string& out, const Side& s, Dialect d) {
         out += ' ';
         num(out, a.v_scale);
     } else {
+        out += s.material;
+        out += ' ';
         const TextureStandard& t = s.standard;
         for (double v : {t.x_shift, t.y_shift, t.rotation, t.x_scale}) {
             num(out, v);
@@ -128,9 +139,10 @@ std::string write_map(const MapFile& m) {
         out += "// entity " + std::to_string(e) + "\n{\n";
         for (const auto& kv : ent.pairs) quoted(out, kv.key, kv.value, "");
         for (size_t b = 0; b < ent.brushes.size(); ++b) {
-            out += "// brush " + std::to_string(b) + "\n{\n";
+            const bool bp = m.dialect == Dialect::quake3_bp;
+            out += "// brush " + std::to_string(b) + (bp ? "\n{\nbrushDef\n{\n" : "\n{\n");
             for (const auto& s : ent.brushes[b].sides) write_side(out, s, m.dialect);
-            out += "}\n";
+            out += bp ? "}\n}\n" : "}\n";
         }
         for (const auto& p : ent.patches) write_patch(out, p);
         out += "}\n";

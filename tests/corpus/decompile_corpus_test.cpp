@@ -19,6 +19,9 @@
 //     one prop_static per static prop with its model, one env_cubemap per
 //     cubemap, one info_overlay per overlay whose "sides" name written sides;
 //   - Quake 3: one patchDef2 per patch surface, with its control points;
+//     brush-primitive matrices that give the drawn surfaces' st on their sides
+//     (up to whole repeats: >= 99% of the vertices within 1e-3, >= 99.5% within 0.01;
+//     the rest are coplanar surfaces of other projections near the side);
 //   - the written text reads back with bspkit's reader to the same data.
 #include <bspkit/decompile.hpp>
 #include <bspkit/formats/nightfire.hpp>
@@ -33,6 +36,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -311,6 +315,60 @@ TEST_P(DecompileCorpus, BrushesPlanesTexturesAndParseBack) {
             }
         // Patches of models no entity uses are left out; all corpus patches belong to used models.
         EXPECT_EQ(patches, bsp_patches);
+        // Brush primitives: where a drawn planar surface of the side's shader lies on a written side
+        // (every vertex within 0.05 of its plane and inside the brush), the side's matrix gives that
+        // surface's st at its vertices, up to whole texture repeats (see the header for the shares).
+        ASSERT_EQ(r.map.dialect, mapfile::Dialect::quake3_bp);
+        size_t st_checked = 0, st_close = 0, st_near = 0;
+        for (const auto& o : r.origins) {
+            const auto& db = r.map.entities[o.entity].brushes[o.brush];
+            for (size_t k = 0; k < db.sides.size(); ++k) {
+                const auto& side = db.sides[k];
+                const int32_t shader = m.brushsides()[size_t(o.bsp_sides[k])].shaderNum;
+                const auto pl = mapfile::plane_from_points(side.points);
+                const auto ax = mapfile::bp_axes(pl.normal);
+                for (const auto& sf : m.surfaces()) {
+                    if (sf.surfaceType != quake3::MST_PLANAR || sf.shaderNum != shader) continue;
+                    bool on = true;
+                    for (int v = 0; v < sf.numVerts && on; ++v) {
+                        const auto& dv = m.vertexes()[size_t(sf.firstVert + v)];
+                        const Vec3d p{dv.xyz[0] + o.offset[0], dv.xyz[1] + o.offset[1], dv.xyz[2] + o.offset[2]};
+                        on = std::abs(dot(p, pl.normal) - pl.dist) < 0.05 &&
+                             dot(Vec3d{dv.normal[0], dv.normal[1], dv.normal[2]}, pl.normal) > 0.9;
+                    }
+                    if (!on || side.bp_matrix == mapfile::Side{}.bp_matrix) continue;
+                    // Inside this brush: every vertex satisfies all its planes.
+                    for (int v = 0; v < sf.numVerts && on; ++v) {
+                        const auto& dv = m.vertexes()[size_t(sf.firstVert + v)];
+                        const Vec3d p{dv.xyz[0] + o.offset[0], dv.xyz[1] + o.offset[1], dv.xyz[2] + o.offset[2]};
+                        for (const auto& other : db.sides) {
+                            const auto op = mapfile::plane_from_points(other.points);
+                            if (dot(p, op.normal) - op.dist > 0.5) on = false;
+                        }
+                    }
+                    if (!on) continue;
+                    for (int v = 0; v < sf.numVerts; ++v) {
+                        const auto& dv = m.vertexes()[size_t(sf.firstVert + v)];
+                        const Vec3d p{dv.xyz[0] + o.offset[0], dv.xyz[1] + o.offset[1], dv.xyz[2] + o.offset[2]};
+                        const double x = dot(p, ax[0]), y = dot(p, ax[1]);
+                        const auto& mt = side.bp_matrix;
+                        // Textures repeat: q3map2 shifts a surface's st by whole repeats.
+                        auto off_by = [](double a, double b) { return std::abs((a - b) - std::round(a - b)); };
+                        const double e = std::max(off_by(mt[0] * x + mt[1] * y + mt[2], dv.st[0]),
+                                                  off_by(mt[3] * x + mt[4] * y + mt[5], dv.st[1]));
+                        st_close += e < 1e-3;
+                        st_near += e < 0.01;
+                        ++st_checked;
+                    }
+                    break;
+                }
+            }
+        }
+        EXPECT_GT(st_checked, 0u) << f.relpath;
+        std::printf("%s: brush primitives: %zu surface vertices checked, %zu within 1e-3, %zu within 0.01\n",
+                    f.relpath.c_str(), st_checked, st_close, st_near);
+        EXPECT_GE(double(st_close), 0.99 * double(st_checked)) << f.relpath;
+        EXPECT_GE(double(st_near), 0.995 * double(st_checked)) << f.relpath;
     }
 
     // Written and read back: the same data.

@@ -21,6 +21,7 @@ Side box_side(Vec3d a, Vec3d b, Vec3d c, std::string mat) {
     s.axes.u_scale = 0.25;
     s.axes.v_scale = 1.0 / 3.0;
     s.standard = {3, -7.25, 90, 0.5, -1};
+    s.bp_matrix = {0.0078125, -0.001, 0.5, 0.25, 1.0 / 64, -3};
     s.contents = 1;
     s.flags = 0x200;
     s.value = 7;
@@ -43,7 +44,7 @@ MapFile sample(Dialect d) {
     MapEntity light;
     light.pairs = {{"classname", "light"}, {"origin", "1 2 3"}, {"classname", "dup"}};
     m.entities.push_back(light);
-    if (d == Dialect::quake3) {
+    if (d == Dialect::quake3 || d == Dialect::quake3_bp) {
         Patch p;
         p.material = "textures/base/pipe";
         p.rows = 3;
@@ -80,6 +81,8 @@ MapFile kept_by_dialect(MapFile m) {
             for (auto& s : b.sides) {
                 if (uses_axes(m.dialect)) s.standard = {};
                 else s.axes = {};
+                if (m.dialect == Dialect::quake3_bp) s.standard = {};
+                else s.bp_matrix = Side{}.bp_matrix;
                 if (!uses_surface_flags(m.dialect)) s.contents = s.flags = s.value = 0;
             }
     return m;
@@ -100,7 +103,7 @@ TEST_P(MapfileRoundTrip, WriteThenReadGivesTheSameData) {
 
 INSTANTIATE_TEST_SUITE_P(Dialects, MapfileRoundTrip,
                          ::testing::Values(Dialect::quake, Dialect::valve220, Dialect::quake2, Dialect::quake2_standard,
-                                           Dialect::quake3, Dialect::vmf),
+                                           Dialect::quake3, Dialect::quake3_bp, Dialect::vmf),
                          [](const auto& info) {
                              std::string n(dialect_name(info.param));
                              for (auto& c : n)
