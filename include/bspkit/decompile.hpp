@@ -9,7 +9,8 @@
 // brush entities with their models (moved back by their "origin"),
 // func_detail from CONTENTS_DETAIL, displacements as dispinfo on a brush
 // built on their face, prop_static, info_overlay, env_cubemap.
-// Quake 2 / Quake 3 / Nightfire maps give a .map from their brush lumps.
+// Quake 2 / Quake 3 / Nightfire maps give a .map from their brush lumps
+// (Quake 3 as brush primitives solved from the drawn surfaces' st).
 // Quake 1 / BSP2 / GoldSrc maps (no brush lump) give a .map from BSPX
 // BRUSHLIST when present, else from the hull 0 tree: each solid, sky or
 // liquid leaf's cell (split from the model's bounds node by node) becomes a
@@ -17,8 +18,9 @@
 // convex, each side textured from the drawn face on it (the nearest face on
 // its plane, else "skip").
 // Every side's three points are vertices of the brush's own polygon on the
-// BSP plane (clipped from a large winding by the other sides, in doubles),
-// snapped to integers where that keeps them on the plane.
+// BSP plane (clipped from a large winding by the other sides, in doubles;
+// a sliver thinner than 0.5 units gets a triangle on its plane instead),
+// snapped to integers where that keeps them within 1e-6 of the plane.
 #pragma once
 
 #include <bspkit/bsp.hpp>
@@ -38,7 +40,8 @@ enum class BrushSource : uint8_t {
 
 struct Options {
     /// Output dialect; nullopt: the family's own (VMF for Source, Quake 2 Valve 220 for
-    /// Quake 2, Quake 3 for Quake 3 / RTCW, Quake 2 Valve 220 for Nightfire).
+    /// Quake 2, Quake 3 brush primitives for Quake 3 / RTCW, Quake 2 Valve 220 for Nightfire,
+    /// Quake standard for Quake 1 / BSP2, Valve 220 for GoldSrc).
     std::optional<mapfile::Dialect> dialect;
     BrushSource brushes = BrushSource::lumps;
     /// Quake 1 family without BRUSHLIST: merge leaf cells whose union stays convex.

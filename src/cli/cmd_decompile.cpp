@@ -23,7 +23,7 @@ void add_decompile(CLI::App& app, Action& action) {
     cmd->add_option("FILE", a->file, "BSP file")->required();
     cmd->add_option("-o,--output", a->out, "Output .vmf / .map file ('-': stdout)")->required();
     cmd->add_option("--format", a->format,
-                    "quake | valve220 | quake2 | quake2-standard | quake3 | vmf (default: the family's own; "
+                    "quake | valve220 | quake2 | quake2-standard | quake3 | quake3-bp | vmf (default: the family's own; "
                     "an .vmf output name means vmf)");
     cmd->add_option("--brushes", a->brushes, "lumps (the brush lumps, default) | faces (Source: a brush per face)")
         ->check(CLI::IsMember({"lumps", "faces"}));
