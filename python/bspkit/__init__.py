@@ -379,6 +379,14 @@ class Bsp:
                                None if angles is None else [float(v) for v in angles], float(fov), bool(pvs),
                                bool(textures), bool(lightmaps), int(threads))
 
+    def decompile(self, path: Union[str, os.PathLike], format: Optional[str] = None, brushes: str = "lumps",
+                  merge: bool = True) -> dict:
+        """Writes the map back as an editor map like `bspkit decompile`: a Hammer VMF for Source (or when
+        ``path`` ends in .vmf), a .map in the family's dialect otherwise (``format``: quake, valve220, quake2,
+        quake2-standard, quake3, quake3-bp, vmf). Returns the counts (entities, brushes, sides, ...)."""
+        self._flush()
+        return _bspkit._decompile(self._core, os.fspath(path), format or "", brushes, bool(merge))
+
     def __repr__(self) -> str:
         v = self.version if self.version is not None else self.variant
         return f"<bspkit.Bsp {self.file_name!r} {self.format} {v}>"

@@ -6,10 +6,13 @@
 // bspkit.BspError with file / lump / offset attributes.
 #include <bspkit/bsp.hpp>
 #include <bspkit/check.hpp>
+#include <bspkit/decompile.hpp>
 #include <bspkit/entities.hpp>
 #include <bspkit/export.hpp>
+#include <bspkit/file_io.hpp>
 #include <bspkit/formats/source_pakfile.hpp>
 #include <bspkit/formats/source_props.hpp>
+#include <bspkit/mapfile.hpp>
 #include <bspkit/model.hpp>
 #include <bspkit/query.hpp>
 #include <bspkit/render.hpp>
@@ -616,6 +619,40 @@ PYBIND11_MODULE(_bspkit, m) {
             py::arg("path"), py::arg("lighting") = "baked", py::arg("all_models") = true, py::arg("textures") = true,
             py::arg("sky") = true, py::arg("tools") = false, py::arg("scale") = 1.0f, py::arg("y_up") = false,
             py::arg("skip") = std::vector<std::string>{});
+
+    // decompile(path, ...) -> counts: `bspkit decompile` (text written to a temporary file, then renamed).
+    m.def(
+        "_decompile",
+        [](Map& s, const std::filesystem::path& path, const std::string& format, const std::string& brushes,
+           bool merge) {
+            decompile::Options options;
+            if (!format.empty()) {
+                options.dialect = mapfile::dialect_from_name(format);
+                if (!options.dialect) throw py::value_error("unknown format '" + format + "'");
+            } else if (path.extension() == ".vmf") {
+                options.dialect = mapfile::Dialect::vmf;
+            }
+            if (brushes != "lumps" && brushes != "faces") throw py::value_error("brushes: lumps or faces");
+            options.brushes = brushes == "faces" ? decompile::BrushSource::faces : decompile::BrushSource::lumps;
+            options.merge = merge;
+            decompile::Stats st;
+            std::vector<std::string> notes;
+            {
+                py::gil_scoped_release nogil;
+                std::lock_guard<std::mutex> g(s.edit);
+                const decompile::Result r = decompile::decompile(s.bsp, options);
+                const std::string text = mapfile::write(r.map);
+                write_file_atomic(path, ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+                st = r.stats;
+                notes = r.notes;
+            }
+            return py::dict(py::arg("entities") = st.entities, py::arg("brushes") = st.brushes,
+                            py::arg("sides") = st.sides, py::arg("displacements") = st.displacements,
+                            py::arg("patches") = st.patches, py::arg("props") = st.props,
+                            py::arg("overlays") = st.overlays, py::arg("cubemaps") = st.cubemaps,
+                            py::arg("notes") = notes);
+        },
+        py::arg("map"), py::arg("path"), py::arg("format"), py::arg("brushes"), py::arg("merge"));
 
     // render(...) -> (h, w, 4) uint8: the `bspkit render` picture, as an array.
     m.def(

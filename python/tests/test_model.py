@@ -258,3 +258,18 @@ def test_render_equals_the_cli(relpath, tmp_path):
         assert np.array_equal(image, read_png_rgba(out)), f"{relpath} {view}: differs from bspkit render"
     with pytest.raises(ValueError):
         bsp.render((0, 10))
+
+
+@pytest.mark.parametrize("relpath", ["q1_v29/pd_change_dest.bsp", "q2_v38/q2_base1.bsp", "q3_v46/oa_ctf2.bsp",
+                                     "src_v20/sdk2013_boxinaroom.bsp"])
+def test_decompile_equals_the_cli(relpath, tmp_path):
+    path = corpus_path(relpath)
+    ext = ".vmf" if relpath.startswith("src_") else ".map"
+    counts = bspkit.open(path).decompile(tmp_path / f"py{ext}")
+    assert counts["brushes"] > 0
+    cli = json.loads(run_cli("decompile", path, "-o", tmp_path / f"cli{ext}", "--json").stdout)
+    assert (tmp_path / f"py{ext}").read_bytes() == (tmp_path / f"cli{ext}").read_bytes()
+    for key in ("entities", "brushes", "sides"):
+        assert counts[key] == cli[key], key
+    with pytest.raises(ValueError):
+        bspkit.open(path).decompile(tmp_path / "x.map", format="nonsense")
