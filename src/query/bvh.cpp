@@ -2,6 +2,7 @@
 #include "query/bvh.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace bspkit::query::detail {
@@ -62,8 +63,9 @@ struct Builder {
             uint32_t bin_count[kBins] = {};
             for (auto& b : bin_box) b = empty_box();
             const float scale = kBins / extent;
-            auto bin_of = [&](uint32_t b) {
-                return std::min(kBins - 1, int((centre[b * 3 + size_t(axis)] - cbounds.lo[axis]) * scale));
+            auto bin_of = [&](uint32_t b) {  // centres are finite (see Bvh::build), the product may not be
+                const float f = (centre[b * 3 + size_t(axis)] - cbounds.lo[axis]) * scale;
+                return f > 0 ? int(std::min(f, float(kBins - 1))) : 0;
             };
             for (uint32_t i = first; i < first + count; ++i) {
                 const int k = bin_of(order[i]);
@@ -128,7 +130,12 @@ Bvh Bvh::build(std::span<const Aabb> boxes, std::span<const uint32_t> ids) {
     b.centre.resize(boxes.size() * 3);
     for (size_t i = 0; i < boxes.size(); ++i) {
         b.order[i] = uint32_t(i);
-        for (int k = 0; k < 3; ++k) b.centre[i * 3 + size_t(k)] = (boxes[i].lo[k] + boxes[i].hi[k]) * 0.5f;
+        for (int k = 0; k < 3; ++k) {
+            // A hostile file's NaN or infinite corner must not reach the binning
+            // (int(NaN) is undefined) or nth_element (NaN breaks its ordering).
+            const float c = boxes[i].lo[k] * 0.5f + boxes[i].hi[k] * 0.5f;
+            b.centre[i * 3 + size_t(k)] = std::isfinite(c) ? c : 0.0f;
+        }
     }
     bvh.nodes.reserve(2 * boxes.size());
     bvh.nodes.push_back({});

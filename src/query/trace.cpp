@@ -264,14 +264,21 @@ float ray_triangle(const float o[3], const float d[3], const Triangle& t, float 
 void World::Impl::build_triangle_bvh() {
     std::vector<Aabb> boxes(c.triangles.size());
     std::vector<uint32_t> ids(c.triangles.size());
+    size_t kept = 0;
     for (size_t i = 0; i < c.triangles.size(); ++i) {
         const Triangle& t = c.triangles[i];
-        ids[i] = uint32_t(i);
+        Aabb& box = boxes[kept];
+        bool finite = true;
         for (int a = 0; a < 3; ++a) {
-            boxes[i].lo[a] = std::min({axis(t.a, a), axis(t.b, a), axis(t.c, a)});
-            boxes[i].hi[a] = std::max({axis(t.a, a), axis(t.b, a), axis(t.c, a)});
+            box.lo[a] = std::min({axis(t.a, a), axis(t.b, a), axis(t.c, a)});
+            box.hi[a] = std::max({axis(t.a, a), axis(t.b, a), axis(t.c, a)});
+            finite = finite && std::isfinite(box.lo[a]) && std::isfinite(box.hi[a]);
         }
+        if (!finite) continue;  // a hostile vertex: no segment can meet it, and the BVH wants finite boxes
+        ids[kept++] = uint32_t(i);
     }
+    boxes.resize(kept);
+    ids.resize(kept);
     triangle_bvh = Bvh::build(boxes, ids);
 }
 

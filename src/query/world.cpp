@@ -152,6 +152,15 @@ void validate_brushes(const Bsp& bsp, const Collision& c) {
             fail(bsp, "brushes", -1, 0,
                  "brush " + std::to_string(i) + " names sides " + std::to_string(c.brushes[i].first_side) + "+" +
                      std::to_string(c.brushes[i].num_sides) + " of " + std::to_string(c.sides.size()));
+    // Each brush owns its sides in a compiled map; ranges shared again and
+    // again (a hostile file) would make the packed sides grow without bound.
+    uint64_t total_sides = 0;
+    const uint64_t side_budget = std::max<uint64_t>(uint64_t(1) << 22, 16 * uint64_t(c.sides.size()));
+    for (const Brush& b : c.brushes) total_sides += b.num_sides;
+    if (total_sides > side_budget)
+        fail(bsp, "brushes", -1, 0,
+             "the brushes name " + std::to_string(total_sides) + " sides in all, more than " +
+                 std::to_string(side_budget) + " (their side ranges overlap)");
     for (size_t i = 0; i < c.sides.size(); ++i)
         if (c.sides[i].plane < 0 || size_t(c.sides[i].plane) >= c.planes.size())
             fail(bsp, "brushsides", -1, 0,
@@ -161,26 +170,43 @@ void validate_brushes(const Bsp& bsp, const Collision& c) {
 
 // Brush-model brushes of Quake 2 / Source: every brush in the leaves of the
 // model's subtree (validated, so the walk ends).
-void collect_model_brushes(Collision& c) {
+void collect_model_brushes(const Bsp& bsp, Collision& c) {
     const Tree& t = c.trees[0];
+    // Each node and brush once per model (stamped with the model's number, so
+    // shared subtrees cost nothing twice); models whose subtrees overlap again
+    // and again (never so in a compiled map) stop at a budget, not at a hang.
+    std::vector<uint32_t> node_seen(t.nodes.size(), 0), leaf_seen(t.leafs.size(), 0), brush_seen(c.brushes.size(), 0);
+    const uint64_t budget =
+        std::max<uint64_t>(uint64_t(1) << 22, 16 * (uint64_t(t.nodes.size()) + c.leaf_brushes.size()));
+    uint64_t visits = 0;  ///< nodes walked and leaf brushes read, over all models
+    std::vector<int32_t> stack;
     for (size_t m = 1; m < c.models.size(); ++m) {
         Model& model = c.models[m];
         if (!model.brushes.empty() || model.root[0] < 0 || size_t(model.root[0]) >= t.nodes.size()) continue;
-        std::vector<int32_t> stack{model.root[0]};
-        std::vector<bool> seen(c.brushes.size(), false);
+        const auto stamp = uint32_t(m);
+        stack.assign(1, model.root[0]);
+        node_seen[size_t(model.root[0])] = stamp;
         while (!stack.empty()) {
             const int32_t n = stack.back();
             stack.pop_back();
+            if (++visits > budget)
+                fail(bsp, t.node_lump, n, t.node_bytes,
+                     "the brush models' subtrees overlap: more than " + std::to_string(budget) +
+                         " nodes and leaf brushes read to list their brushes");
             for (const int32_t ch : t.nodes[size_t(n)].child) {
                 if (ch >= 0) {
-                    stack.push_back(ch);
+                    if (node_seen[size_t(ch)] != stamp) stack.push_back(ch);
+                    node_seen[size_t(ch)] = stamp;
                     continue;
                 }
+                if (leaf_seen[size_t(~ch)] == stamp) continue;
+                leaf_seen[size_t(~ch)] = stamp;
                 const Leaf& l = t.leafs[size_t(~ch)];
+                visits += l.num_brushes;  // checked at the next node (or harmless: the walk ends)
                 for (uint32_t i = 0; i < l.num_brushes; ++i) {
                     const uint32_t b = c.leaf_brushes[l.first_brush + i];
-                    if (!seen[b]) model.brushes.push_back(b);
-                    seen[b] = true;
+                    if (brush_seen[b] != stamp) model.brushes.push_back(b);
+                    brush_seen[b] = stamp;
                 }
             }
         }
@@ -241,7 +267,7 @@ World World::prepare(const Bsp& bsp) {
         if (!c.brushes.empty()) validate_brushes(bsp, c);  // BSPX BRUSHLIST
     } else {
         validate_brushes(bsp, c);
-        collect_model_brushes(c);
+        collect_model_brushes(bsp, c);
     }
     impl->build_triangle_bvh();
     impl->pack_brushes();
@@ -308,7 +334,7 @@ void World::Impl::pack_brushes() {
     for (const uint32_t b : c.models[0].brushes) add(b);
     std::vector<int32_t> stack;
     if (c.kind == Kind::brushes) stack.push_back(c.models[0].root[0]);
-    std::vector<bool> node_seen(t.nodes.size(), false);  // shared subtrees are walked once
+    std::vector<bool> node_seen(t.nodes.size(), false), leaf_seen(t.leafs.size(), false);  // shared subtrees are walked once
     while (!stack.empty()) {
         const int32_t n = stack.back();
         stack.pop_back();
@@ -318,7 +344,8 @@ void World::Impl::pack_brushes() {
             for (const int32_t ch : t.nodes[size_t(n)].child) stack.push_back(ch);
             continue;
         }
-        if (size_t(~n) >= t.leafs.size()) continue;
+        if (size_t(~n) >= t.leafs.size() || leaf_seen[size_t(~n)]) continue;
+        leaf_seen[size_t(~n)] = true;  // a leaf named by many nodes is read once
         const Leaf& l = t.leafs[size_t(~n)];
         for (uint32_t i = 0; i < l.num_brushes; ++i) add(c.leaf_brushes[l.first_brush + i]);
     }

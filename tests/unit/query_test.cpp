@@ -4,11 +4,14 @@
 #include <bspkit/formats/quake1.hpp>
 #include <bspkit/query.hpp>
 
+#include "query/bvh.hpp"
 #include "quake_test_maps.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
+#include <limits>
 #include <random>
 
 using namespace bspkit;
@@ -160,16 +163,11 @@ TEST(Query, Quake2HostileReferencesAreRefused) {
               std::string::npos);
 }
 
-// Shared subtrees are legal (Half-Life compilers merge equal clipnode
-// subtrees), but 80 nodes on one plane each sending both children to the next
-// make a box trace near the plane visit 2^80 paths: the step budget ends it.
+namespace {
+
 // 80 nodes on one plane, each naming the next as both children: a walk of the
-// tree that sends a box down both sides of every node takes 2^80 steps.
-// Brush families trace through a BVH of the world's brushes (each once), so
-// the lattice costs them nothing: the trace ends, where the plain room's does.
-TEST(Query, SharedSubtreeLatticeTracesInBrushFamilies) {
-    Quake2Map m;
-    const Quake2Map plain;
+// tree that sends a box down both sides of every node takes 2^80 paths.
+void make_lattice(Quake2Map& m) {
     const auto base = m.nodes[0];
     m.nodes.clear();
     for (int i = 0; i < 80; ++i) {
@@ -179,16 +177,162 @@ TEST(Query, SharedSubtreeLatticeTracesInBrushFamilies) {
     }
     m.nodes.back().children[0] = -2;
     m.nodes.back().children[1] = -1;
+}
+
+// The room's brush sides face into the room (an empty brush); turned outwards
+// they make the brush the room's solid volume, which traces can meet.
+void make_room_brush_solid(Quake2Map& m) {
+    for (int f = 0; f < 6; ++f) {
+        auto p = m.planes[size_t(f)];
+        for (float& n : p.normal) n = -n;
+        p.dist = -p.dist;
+        m.brushsides[size_t(f)].planenum = uint16_t(m.planes.size());
+        m.planes.push_back(p);
+    }
+}
+
+// Segments into, along and out of the solid room, from outside it.
+const std::pair<Vec3, Vec3> kRoomSegments[] = {
+    {{-300, 0, 64}, {0, 0, 64}}, {{0, 0, 400}, {0, 0, 64}}, {{-300, 0, 64}, {-200, 0, 64}}, {{300, 300, 300}, {0, 0, 64}}};
+
+}  // namespace
+
+// Shared subtrees are legal (Half-Life compilers merge equal clipnode
+// subtrees), and the lattice would make a tree walk take 2^80 steps. Brush
+// families trace through a BVH of the world's brushes (each once), so the
+// lattice costs them nothing: each trace ends where the plain room's does.
+TEST(Query, SharedSubtreeLatticeTracesInBrushFamilies) {
+    Quake2Map m, plain;
+    make_lattice(m);
+    make_room_brush_solid(m);
+    make_room_brush_solid(plain);
     const Bsp bsp = Bsp::parse(m.build(), "lattice.bsp"), plain_bsp = Bsp::parse(plain.build(), "room.bsp");
     const World w = World::prepare(bsp), room = World::prepare(plain_bsp);
     const auto box = query::TraceOptions::box({-16, -16, -16}, {16, 16, 16});
-    for (const auto& [from, to] : {std::pair<Vec3, Vec3>{{0, 0, 64}, {50, 0, 64}}, {{-60, 0, 64}, {-50, 0, 64}},
-                                   {{0, 0, 64}, {-200, 0, 64}}, {{0, 0, 64}, {0, 0, -200}}}) {
+    int blocked = 0;
+    for (const auto& [from, to] : kRoomSegments) {
         const auto a = w.trace(from, to, box), b = room.trace(from, to, box);
+        blocked += b.fraction < 1 || b.startsolid;
         EXPECT_EQ(a.fraction, b.fraction);
         EXPECT_EQ(a.startsolid, b.startsolid);
         EXPECT_EQ(a.end, b.end);
     }
+    EXPECT_GT(blocked, 0);  // the comparison is between traces that meet the brush
+}
+
+// A brush model whose head is the lattice's top: listing its brushes walked
+// every path (2^80) before each node and leaf was stamped once per model;
+// fuzz_query hung on such a file. Now prepare() ends and the model's brush
+// stops a trace like the world's does.
+TEST(Query, SharedSubtreeLatticeUnderABrushModel) {
+    Quake2Map m;
+    make_lattice(m);
+    make_room_brush_solid(m);
+    m.models.push_back(m.models[0]);  // model 1: the same lattice (headnode 0)
+    const Bsp bsp = Bsp::parse(m.build(), "lattice_model.bsp");
+    const World w = World::prepare(bsp);
+    query::TraceOptions with_models = query::TraceOptions::box({-16, -16, -16}, {16, 16, 16});
+    with_models.models = true;
+    int blocked = 0;
+    for (const auto& [from, to] : kRoomSegments) {
+        const auto plain = w.trace(from, to, query::TraceOptions::box({-16, -16, -16}, {16, 16, 16}));
+        const auto through_models = w.trace(from, to, with_models);
+        blocked += plain.fraction < 1 || plain.startsolid;
+        EXPECT_EQ(through_models.fraction, plain.fraction);
+        EXPECT_EQ(through_models.startsolid, plain.startsolid);
+    }
+    EXPECT_GT(blocked, 0);
+}
+
+// Boxes with NaN or infinite corners (a hostile patch or displacement vertex):
+// the binned build used int(NaN) as a bin index and wrote 8 GB below the
+// stack (fuzz_query). The build ends, every id is kept once, finite boxes are
+// still found by a segment.
+TEST(Query, BvhBuildSurvivesNonFiniteBoxes) {
+    constexpr float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    std::vector<query::detail::Aabb> boxes;
+    std::vector<uint32_t> ids;
+    for (uint32_t i = 0; i < 200; ++i) {
+        const float x = float(i) * 10;
+        query::detail::Aabb b{{x, 0, 0}, {x + 1, 1, 1}};
+        if (i % 7 == 3) b.hi[0] = nan;
+        if (i % 11 == 5) b.lo[1] = -inf;
+        if (i % 13 == 6) b.hi[2] = 3e38f, b.lo[2] = 3e38f;
+        boxes.push_back(b);
+        ids.push_back(i);
+    }
+    const auto bvh = query::detail::Bvh::build(boxes, ids);
+    std::vector<uint32_t> items = bvh.items;
+    std::sort(items.begin(), items.end());
+    EXPECT_EQ(items, ids);
+    const float start[3] = {-5, 0.5f, 0.5f}, dir[3] = {2010, 0, 0}, grow[3] = {0, 0, 0};
+    const float tmax = 1;
+    std::vector<bool> met(boxes.size(), false);
+    query::detail::walk(bvh, start, dir, grow, grow, tmax, [&](uint32_t id) {
+        met[id] = true;
+        return true;
+    });
+    for (uint32_t i = 0; i < 200; ++i)
+        if (i % 7 != 3 && i % 11 != 5 && i % 13 != 6) {
+            EXPECT_TRUE(met[i]) << "box " << i;
+        }
+}
+
+// Brush lists a compiled map gives each brush model once, repeated by a
+// hostile file until they fill memory or time (fuzz_query: a Nightfire
+// input ran past 10 s; every Quake 3 submodel naming every brush is the
+// same shape): prepare() stops at a budget with a message naming the lump.
+TEST(Query, OverlappingBrushListsStopAtABudget) {
+    const std::string nightfire = prepare_error([] {
+        NightfireMap m;
+        m.leaf_brushes.assign(5000, m.leaf_brushes[0]);
+        m.leaves[1].LeafBrushesIndex = 0;
+        m.leaves[1].LeafBrushesCount = 5000;
+        auto model = m.models[0];
+        model.LeavesIndex = 0;
+        model.LeavesCount = 2;
+        m.models.resize(2000, model);  // 1999 brush models, each over both leaves
+        return Bsp::parse(m.build(), "overlap_nf.bsp");
+    }());
+    EXPECT_NE(nightfire.find("lump models at offset"), std::string::npos) << nightfire;
+    EXPECT_NE(nightfire.find("overlap"), std::string::npos) << nightfire;
+    // Three brush models over the same leaves are not hostile: each lists the one brush once.
+    EXPECT_EQ(prepare_error([] {
+                  NightfireMap m;
+                  auto model = m.models[0];
+                  model.LeavesIndex = 0;
+                  model.LeavesCount = 2;
+                  m.models.resize(4, model);
+                  return Bsp::parse(m.build(), "shared_nf.bsp");
+              }()),
+              "");
+    const std::string q3 = prepare_error([] {
+        Quake3Map m;
+        m.brushes.resize(3000, m.brushes[0]);
+        auto model = m.models[0];
+        model.firstBrush = 0;
+        model.numBrushes = 3000;
+        m.models.resize(1500, model);
+        return Bsp::parse(m.build(), "overlap_q3.bsp");
+    }());
+    EXPECT_NE(q3.find("overlap"), std::string::npos) << q3;
+    const std::string q2 = prepare_error([] {
+        Quake2Map m;
+        m.brushsides.resize(300, m.brushsides[0]);
+        m.brushes[0].numsides = 300;
+        m.brushes.resize(14000, m.brushes[0]);  // 4.2 million sides named by 300
+        return Bsp::parse(m.build(), "overlap_q2.bsp");
+    }());
+    EXPECT_NE(q2.find("side ranges overlap"), std::string::npos) << q2;
+    // 20000 brush models under the one node, whose room leaf names 300 leaf brushes.
+    const std::string q2_models = prepare_error([] {
+        Quake2Map m;
+        m.leafbrushes.assign(300, m.leafbrushes[0]);
+        m.leafs[1].numleafbrushes = 300;
+        m.models.resize(20000, m.models[0]);
+        return Bsp::parse(m.build(), "overlap_q2_models.bsp");
+    }());
+    EXPECT_NE(q2_models.find("subtrees overlap"), std::string::npos) << q2_models;
 }
 
 TEST(Query, BatchesEqualSingleTraces) {

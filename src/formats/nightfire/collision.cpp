@@ -5,6 +5,8 @@
 
 #include <bspkit/formats/nightfire.hpp>
 
+#include <algorithm>
+
 namespace bspkit::query::detail {
 
 uint32_t nightfire_flags(int32_t raw) { return raw == 2 ? kSolid : 0u; }
@@ -31,18 +33,34 @@ void build_nightfire(const Bsp& bsp, Collision& c) {
     const auto models = map.models();
     const auto origins = model_origins(bsp, models.size());
     const auto leaf_brushes = map.leaf_brushes();
+    // In a compiled map every leaf belongs to one model, so listing the brush
+    // models' brushes reads each leaf brush about once; models whose leaf
+    // ranges overlap again and again (a hostile file) stop at a budget.
+    const uint64_t budget = std::max<uint64_t>(uint64_t(1) << 22, 16 * (uint64_t(t.leafs.size()) + leaf_brushes.size()));
+    uint64_t work = 0;
+    std::vector<uint32_t> brush_seen(c.brushes.size(), 0);
     for (size_t m = 0; m < models.size(); ++m) {
         Model out;
         out.origin = m ? origins[m] : Vec3{};
         if (m == 0) {
             out.root[0] = t.nodes.empty() ? -1 : 0;
-        } else {  // brush models: the brushes of their leaves
+        } else {  // brush models: the brushes of their leaves, each once
             const uint64_t first = models[m].LeavesIndex, count = models[m].LeavesCount;
-            for (uint64_t l = first; l < first + count && l < t.leafs.size(); ++l)
-                for (uint64_t b = t.leafs[l].first_brush; b < uint64_t(t.leafs[l].first_brush) + t.leafs[l].num_brushes &&
-                                                           b < leaf_brushes.size();
-                     ++b)
-                    out.brushes.push_back(leaf_brushes[b].BrushIndex);
+            for (uint64_t l = first; l < first + count && l < t.leafs.size(); ++l) {
+                const uint64_t lb_first = uint64_t(t.leafs[l].first_brush),
+                               lb_end = std::min<uint64_t>(lb_first + t.leafs[l].num_brushes, leaf_brushes.size());
+                work += 1 + (lb_end > lb_first ? lb_end - lb_first : 0);
+                if (work > budget)
+                    fail(bsp, "models", int64_t(m), sizeof(nightfire::Model),
+                         "the brush models' leaf ranges overlap: more than " + std::to_string(budget) +
+                             " leaf brushes read to list their brushes");
+                for (uint64_t b = lb_first; b < lb_end; ++b) {
+                    const uint32_t brush = leaf_brushes[b].BrushIndex;
+                    if (brush < brush_seen.size() && brush_seen[brush] == uint32_t(m)) continue;
+                    if (brush < brush_seen.size()) brush_seen[brush] = uint32_t(m);
+                    out.brushes.push_back(brush);
+                }
+            }
         }
         c.models.push_back(out);
     }

@@ -5,6 +5,8 @@
 
 #include <bspkit/formats/quake3.hpp>
 
+#include <algorithm>
+
 namespace bspkit::query::detail {
 
 uint32_t quake3_flags(int32_t raw) {
@@ -41,6 +43,11 @@ void build_quake3(const Bsp& bsp, Collision& c) {
         t.leafs.push_back({0, l.cluster, l.area, uint32_t(l.firstLeafBrush), uint32_t(l.numLeafBrushes)});
     const auto models = map.models();
     const auto origins = model_origins(bsp, models.size());
+    // Compiled submodels own disjoint brush ranges; ranges that overlap again
+    // and again (a hostile file: every model naming every brush) stop at a
+    // budget instead of filling memory.
+    const uint64_t budget = std::max<uint64_t>(uint64_t(1) << 22, 16 * uint64_t(c.brushes.size()));
+    uint64_t listed = 0;
     for (size_t m = 0; m < models.size(); ++m) {
         Model out;
         out.origin = m ? origins[m] : Vec3{};
@@ -48,9 +55,17 @@ void build_quake3(const Bsp& bsp, Collision& c) {
             out.root[0] = t.nodes.empty() ? -1 : 0;
         } else {
             // Quake 3 submodels name their brushes directly (no subtree).
-            const int64_t first = models[m].firstBrush, count = models[m].numBrushes;
-            for (int64_t b = first; b >= 0 && b < first + count && size_t(b) < c.brushes.size(); ++b)
-                out.brushes.push_back(uint32_t(b));
+            const int64_t first = std::max<int64_t>(models[m].firstBrush, 0),
+                          end = std::min<int64_t>(int64_t(models[m].firstBrush) + models[m].numBrushes,
+                                                  int64_t(c.brushes.size()));
+            if (models[m].firstBrush >= 0 && end > first) {
+                listed += uint64_t(end - first);
+                if (listed > budget)
+                    fail(bsp, "models", int64_t(m), sizeof(quake3::dmodel_t),
+                         "the submodels' brush ranges overlap: more than " + std::to_string(budget) +
+                             " brushes listed");
+                for (int64_t b = first; b < end; ++b) out.brushes.push_back(uint32_t(b));
+            }
         }
         c.models.push_back(out);
     }
