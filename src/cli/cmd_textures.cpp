@@ -10,6 +10,7 @@
 #include "common.hpp"
 #include "texture_search.hpp"
 
+#include <bspkit/ascii.hpp>
 #include <bspkit/formats/quake1.hpp>
 #include <bspkit/formats/quake1_textures.hpp>
 #include <bspkit/model.hpp>
@@ -37,11 +38,6 @@ std::string file_stem(std::string_view name) {
         out += std::isalnum(u) || c == '_' || c == '-' ? c : '_';
     }
     return out.empty() ? "unnamed" : out;
-}
-
-std::string lower(std::string s) {
-    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return s;
 }
 
 int run_textures(const std::string& file, const std::string& dir, const std::string& palette_path,
@@ -83,8 +79,8 @@ int run_textures(const std::string& file, const std::string& dir, const std::str
     for (size_t i = 0; i < map.textures.size(); ++i) {
         const model::Texture& t = map.textures[i];
         std::string stem = file_stem(t.name);
-        for (int n = 2; used.count(lower(stem)); ++n) stem = file_stem(t.name) + "_" + std::to_string(n);
-        used.insert(lower(stem));
+        for (int n = 2; used.count(ascii_lower(stem)); ++n) stem = file_stem(t.name) + "_" + std::to_string(n);
+        used.insert(ascii_lower(stem));
         const std::filesystem::path out = std::filesystem::path(dir) / (stem + ".png");
         write_png(out, t.width, t.height, 4, t.rgba);
         list.push_back({{"name", t.name},

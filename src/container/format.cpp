@@ -1,3 +1,4 @@
+#include <bspkit/ascii.hpp>
 #include <bspkit/format.hpp>
 
 #include <algorithm>
@@ -12,11 +13,6 @@ constexpr std::pair<Format, std::string_view> kIds[] = {
     {Format::source, "source"},
 };
 
-bool iequals(std::string_view a, std::string_view b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-        return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-    });
-}
 }  // namespace
 
 std::string_view format_id(Format format) noexcept {
@@ -45,7 +41,7 @@ uint32_t FormatLayout::record_size(size_t index, int map_version, int lump_versi
 
 std::optional<size_t> FormatLayout::find_lump(std::string_view name) const noexcept {
     for (size_t i = 0; i < lumps.size(); ++i)
-        if (iequals(lumps[i].name, name)) return i;
+        if (ascii_iequals(lumps[i].name, name)) return i;
     return std::nullopt;
 }
 

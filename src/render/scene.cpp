@@ -3,6 +3,7 @@
 // cameras the command line offers (spawn, entity, overview, thumbnail).
 #include "scene_impl.hpp"
 
+#include <bspkit/ascii.hpp>
 #include <bspkit/engine_light.hpp>
 
 #include <algorithm>
@@ -17,7 +18,7 @@ namespace {
 /// A stable colour per material name (FNV-1a), mid-bright so light shows on it.
 std::array<float, 3> name_colour(const std::string& name) {
     uint32_t h = 2166136261u;
-    for (const char ch : name) h = (h ^ uint8_t(std::tolower(uint8_t(ch)))) * 16777619u;
+    for (const char ch : name) h = (h ^ uint8_t(ascii_lower(ch))) * 16777619u;
     return {float(80 + (h & 0x7f)), float(80 + ((h >> 8) & 0x7f)), float(80 + ((h >> 16) & 0x7f))};
 }
 
@@ -290,18 +291,12 @@ constexpr std::string_view kStarts[] = {
     "info_player_allies",
 };
 
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(uint8_t(x)) == std::tolower(uint8_t(y));
-           });
-}
-
 }  // namespace
 
 std::optional<Camera> spawn_camera(const Scene& scene) {
     for (const std::string_view cls : kStarts)
         for (const Entity& e : scene.entities())
-            if (iequals(e.get("classname"), cls))
+            if (ascii_iequals(e.get("classname"), cls))
                 if (auto cam = camera_at(scene, e)) return cam;
     return std::nullopt;
 }
@@ -316,7 +311,7 @@ std::optional<Camera> entity_camera(const Scene& scene, std::string_view which) 
         if (e.get("targetname") == which)
             if (auto cam = camera_at(scene, e)) return cam;
     for (const Entity& e : ents)
-        if (iequals(e.get("classname"), which))
+        if (ascii_iequals(e.get("classname"), which))
             if (auto cam = camera_at(scene, e)) return cam;
     return std::nullopt;
 }
@@ -335,7 +330,7 @@ Camera overview_camera(const Scene& scene, Options& options) {
     float top = -std::numeric_limits<float>::infinity();
     for (const std::string_view cls : kStarts)
         for (const Entity& e : scene.entities())
-            if (iequals(e.get("classname"), cls))
+            if (ascii_iequals(e.get("classname"), cls))
                 if (const auto o = e.find("origin"))
                     if (const auto v = parse_vec(*o)) top = std::max(top, v->z);
     const float player = scene.format() == Format::source ? 72.0f : 56.0f;

@@ -1,4 +1,5 @@
 // bspkit::survey: one record per map for archive-wide studies (see survey.hpp).
+#include <bspkit/ascii.hpp>
 #include <bspkit/survey.hpp>
 
 #include <bspkit/bsp.hpp>
@@ -149,8 +150,7 @@ std::vector<std::filesystem::path> find_maps(const std::vector<std::filesystem::
     namespace fs = std::filesystem;
     std::vector<fs::path> out;
     auto is_bsp = [](const fs::path& p) {
-        std::string ext = p.extension().string();
-        std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        const std::string ext = ascii_lower(p.extension().string());
         return ext == ".bsp";
     };
     for (const fs::path& root : roots) {

@@ -1,5 +1,6 @@
 // The texture search path: finds, per format, the files the game would load
 // for each material the map does not embed (see include/bspkit/textures.hpp).
+#include <bspkit/ascii.hpp>
 #include <bspkit/file_io.hpp>
 #include <bspkit/formats/quake1_textures.hpp>
 #include <bspkit/formats/source_pakfile.hpp>
@@ -23,12 +24,6 @@ namespace fs = std::filesystem;
 /// RGBA bytes decoded at most in one resolve() (a hostile set of archives
 /// must not make the process allocate without bound).
 constexpr uint64_t kMaxDecodedBytes = uint64_t(1) << 30;
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 std::string slashes(std::string s) {
     std::replace(s.begin(), s.end(), '\\', '/');
@@ -54,7 +49,7 @@ public:
             if (part.empty() || part == ".") continue;
             if (part == "..") return std::nullopt;  // never above the search folder
             const auto& listing = list(at);
-            const auto it = listing.find(lower(part));
+            const auto it = listing.find(ascii_lower(part));
             if (it == listing.end()) return std::nullopt;
             at /= it->second;
         }
@@ -66,7 +61,7 @@ public:
     /// The sub-folder `name` of `dir`, matched ignoring case.
     std::optional<fs::path> folder(const fs::path& dir, const std::string& name) {
         const auto& listing = list(dir);
-        const auto it = listing.find(lower(name));
+        const auto it = listing.find(ascii_lower(name));
         std::error_code ec;
         if (it == listing.end() || !fs::is_directory(dir / it->second, ec)) return std::nullopt;
         return dir / it->second;
@@ -93,7 +88,7 @@ private:
         if (added) {
             std::error_code ec;
             for (fs::directory_iterator d(dir, ec), end; !ec && d != end; d.increment(ec))
-                it->second.emplace(lower(d->path().filename().string()), d->path().filename().string());
+                it->second.emplace(ascii_lower(d->path().filename().string()), d->path().filename().string());
         }
         return it->second;
     }
@@ -271,7 +266,7 @@ private:
             key_dirs.insert(key_dirs.end(), path_.game_dirs.begin(), path_.game_dirs.end());
             key_dirs.push_back(fs::path(bsp_.file_name()).parent_path());
             for (const auto& [k, value] : map_.entities[0].pairs) {
-                if (lower(k) != "wad" && lower(k) != "_wad") continue;
+                if (ascii_lower(k) != "wad" && ascii_lower(k) != "_wad") continue;
                 std::string list = slashes(value);
                 size_t start = 0;
                 while (start <= list.size()) {
@@ -477,7 +472,7 @@ Resolved resolve(model::Map& map, const Bsp& bsp, const SearchPath& path) {
     for (size_t i = 0; i < map.materials.size(); ++i) {
         model::Material& mat = map.materials[i];
         if (mat.texture >= 0 || mat.name.empty()) continue;
-        const std::string key = lower(mat.name);
+        const std::string key = ascii_lower(mat.name);
         auto it = by_name.find(key);
         if (it == by_name.end()) {
             Lookup l = resolver.find(mat.name);

@@ -1,6 +1,7 @@
 // Text formats of the search path: Quake 3 shader scripts and Source VMT
 // (KeyValues) materials. Both are tokenised the same way: quoted strings,
 // bare words, braces, // and /* */ comments.
+#include <bspkit/ascii.hpp>
 #include <bspkit/textures.hpp>
 
 #include <cctype>
@@ -8,12 +9,6 @@
 namespace bspkit::textures {
 
 namespace {
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 class Tokens {
 public:
@@ -85,12 +80,12 @@ std::vector<ShaderImage> parse_shaders(std::string_view text) {
             continue;
         }
         if (depth == 0) {
-            name = lower(tok);
+            name = ascii_lower(tok);
             image.clear();
             editor_image.clear();
             continue;
         }
-        const std::string key = lower(tok);
+        const std::string key = ascii_lower(tok);
         if (depth == 1 && (key == "qer_editorimage") && tokens.next(tok) && tok != "{" && tok != "}") {
             editor_image = tok;
         } else if (depth == 2 && image.empty() && !in_stage_with_image &&
@@ -127,11 +122,11 @@ Vmt parse_vmt(std::string_view text) {
             continue;
         }
         if (depth == 0) {
-            if (vmt.shader.empty()) vmt.shader = lower(tok);
+            if (vmt.shader.empty()) vmt.shader = ascii_lower(tok);
             continue;
         }
         if (!have_key) {
-            key = lower(tok);
+            key = ascii_lower(tok);
             have_key = true;
             continue;
         }

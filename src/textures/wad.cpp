@@ -5,6 +5,7 @@
 // count RGB triplets).
 #include "records.hpp"
 
+#include <bspkit/ascii.hpp>
 #include <bspkit/file_io.hpp>
 #include <bspkit/textures.hpp>
 #include <bspkit/zip.hpp>
@@ -17,13 +18,6 @@ namespace bspkit::textures {
 namespace {
 
 constexpr uint8_t kWad2Miptex = 0x44, kWad3Miptex = 0x43;
-
-bool same_name(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-    return true;
-}
 
 }  // namespace
 
@@ -101,7 +95,7 @@ Wad Wad::parse(Bytes bytes, std::string name) {
 std::optional<size_t> Wad::find(std::string_view texture) const {
     for (size_t i = 0; i < entries_.size(); ++i) {
         const WadEntry& e = entries_[i];
-        if ((e.type == kWad2Miptex || e.type == kWad3Miptex) && same_name(e.name, texture)) return i;
+        if ((e.type == kWad2Miptex || e.type == kWad3Miptex) && ascii_iequals(e.name, texture)) return i;
     }
     return std::nullopt;
 }

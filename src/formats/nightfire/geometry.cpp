@@ -27,6 +27,7 @@
 #include "../../model/polygon.hpp"
 #include "../common/luxel_lightmaps.hpp"
 
+#include <bspkit/ascii.hpp>
 #include <bspkit/formats/nightfire.hpp>
 
 #include <algorithm>
@@ -46,15 +47,9 @@ std::string path_string(const char (&path)[64]) {
     return std::string(path, end);
 }
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
 uint32_t material_flags(std::string_view texture, std::string_view material) {
     using namespace model;
-    const std::string t = lower(texture), m = lower(material);
+    const std::string t = ascii_lower(texture), m = ascii_lower(material);
     const std::string base = t.substr(t.find_last_of('/') == std::string::npos ? 0 : t.find_last_of('/') + 1);
     uint32_t f = 0;
     if (m.find("fullbright") != std::string::npos) f |= kUnlit;

@@ -31,6 +31,7 @@
 #include "../common/indexed_pixels.hpp"
 #include "../common/luxel_lightmaps.hpp"
 
+#include <bspkit/ascii.hpp>
 #include <bspkit/formats/quake1.hpp>
 #include <bspkit/formats/quake1_textures.hpp>
 
@@ -44,19 +45,13 @@
 namespace bspkit::quake1 {
 namespace {
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 /// Material flags of a Quake / GoldSrc texture name (engines and compile
 /// tools decide by name) and its texinfo flags.
 uint32_t material_flags(std::string_view name, bool special, bool goldsrc) {
     using namespace model;
-    const std::string n = lower(name);
+    const std::string n = ascii_lower(name);
     uint32_t f = 0;
     if (starts_with(n, "sky")) f |= kSky | kUnlit;
     if (starts_with(n, "*") || (goldsrc && starts_with(n, "!"))) f |= kWater | kUnlit;

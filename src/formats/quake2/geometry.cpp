@@ -28,6 +28,7 @@
 #include "../../model/polygon.hpp"
 #include "../common/luxel_lightmaps.hpp"
 
+#include <bspkit/ascii.hpp>
 #include <bspkit/formats/quake2.hpp>
 
 #include <algorithm>
@@ -61,8 +62,8 @@ uint32_t material_flags(const texinfo_t& ti, std::string_view name, int32_t cont
     if (contents & CONTENTS_TRIGGER) f |= kTrigger;
     if (contents & CONTENTS_ORIGIN) f |= kNodraw;
     // Tool textures by the last path component ("e1u1/clip", "common/trigger").
-    std::string base(name.substr(name.find_last_of('/') == std::string_view::npos ? 0 : name.find_last_of('/') + 1));
-    for (char& c : base) c = char(std::tolower(static_cast<unsigned char>(c)));
+    const std::string base =
+        ascii_lower(name.substr(name.find_last_of('/') == std::string_view::npos ? 0 : name.find_last_of('/') + 1));
     if (base == "trigger") f |= kTrigger;
     if (base == "clip" || base == "playerclip" || base == "monsterclip") f |= kClip;
     if (base == "skip" || base == "hint" || base == "origin" || base == "nodraw" || base == "null") f |= kNodraw;

@@ -32,6 +32,7 @@
 
 #include "../../model/builders.hpp"
 
+#include <bspkit/ascii.hpp>
 #include <bspkit/formats/quake3.hpp>
 
 #include <algorithm>
@@ -78,8 +79,7 @@ uint32_t material_flags(std::string_view name, uint32_t surface, uint32_t conten
     if (surface & SURF_ALPHASHADOW) f |= kAlphaTest;
     // Tool shaders of maps compiled without their shader scripts keep default
     // bits; the common tool names say what they are.
-    std::string lower(name);
-    for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+    const std::string lower = ascii_lower(name);
     constexpr std::string_view common = "textures/common/";
     if (lower.starts_with(common)) {
         const std::string_view tool = std::string_view(lower).substr(common.size());
@@ -159,7 +159,7 @@ inline uint8_t to_byte(float f) { return !(f > 0) ? 0 : f >= 255 ? 255 : uint8_t
 // Triangle filtering: degenerate triangles and repeats within a surface.
 
 /// Bits of a coordinate with -0 folded onto +0 (they are the same position).
-inline uint32_t bits(float f) { return std::bit_cast<uint32_t>(f == 0.0f ? 0.0f : f); }
+inline uint32_t bits(float f) { return bspkit::bit_cast<uint32_t>(f == 0.0f ? 0.0f : f); }
 
 struct TriKey {
     uint64_t hash;

@@ -39,6 +39,7 @@
 //     with the same layout); Map::lightmap_source names the lump used.
 #include "../../model/builders.hpp"
 
+#include <bspkit/ascii.hpp>
 #include <bspkit/formats/source.hpp>
 #include <bspkit/formats/source_props.hpp>
 
@@ -70,12 +71,6 @@ Vec3 vec(const Vector& v) { return {v.x, v.y, v.z}; }
 
 double dot4(const float (&axis)[4], Vec3 p) { return double(axis[0]) * p.x + double(axis[1]) * p.y + double(axis[2]) * p.z + axis[3]; }
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
 /// MaterialFlag bits from texinfo flags and the material name. Names patched
 /// by cubemap building ("maps/<map>/<material>_X_Y_Z") keep their folder, so
 /// the "tools/" test looks past a "maps/<map>/" prefix.
@@ -87,7 +82,7 @@ uint32_t material_flags(uint32_t surf, std::string_view name) {
     if (surf & SURF_WARP) flags |= model::kWater;
     if (surf & SURF_TRIGGER) flags |= model::kTrigger;
     if (surf & SURF_NOLIGHT) flags |= model::kUnlit;
-    std::string n = lower(name);
+    std::string n = ascii_lower(name);
     if (n.starts_with("maps/")) {
         const size_t slash = n.find('/', 5);
         if (slash != std::string::npos) n = n.substr(slash + 1);
