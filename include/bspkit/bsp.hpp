@@ -140,4 +140,12 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
+/// For tools that build geometry from a map (`bspkit export`, the viewer):
+/// throws Error naming the first lump that runs past the end of the file,
+/// "FILE: lump NAME at offset N: truncated: runs B bytes past the end of the
+/// file (S bytes); --salvage goes on with the K bytes present" (the CLI's
+/// --salvage skips this call). The entity lump is exempt: its text is parsed,
+/// and damage there is a syntax error.
+void require_complete_lumps(const Bsp& bsp);
+
 }  // namespace bspkit

@@ -34,6 +34,23 @@ struct CheckReport {
 /// the end of the file, overlaps, ...) are included as findings.
 CheckReport check(const Bsp& bsp);
 
+/// "error" / "warning" / "info".
+const char* severity_word(Severity severity) noexcept;
+
+/// The text `bspkit check FILE` prints on stdout, line by line (without
+/// newlines): one line per finding, "FILE: lump L record R field F at offset
+/// N: SEVERITY: MESSAGE" (the parts that apply); unless `verbose`, lump-wide
+/// findings (no record, no field) with the same severity and words on two or
+/// more lumps fold into one line "FILE: SEVERITY: K lumps: MESSAGE: L1, L2
+/// (--verbose lists each)" at the first one's place; then the summary line
+/// "FILE: FORMAT (version V): E errors, W warnings". `file` is the name to
+/// print. line_of_finding[i] is the index in `lines` of finding i's line.
+struct CheckText {
+    std::vector<std::string> lines;
+    std::vector<size_t> line_of_finding;
+};
+CheckText check_text(const std::string& file, const Bsp& bsp, const CheckReport& report, bool verbose = false);
+
 class EntityLump;
 /// Entity checks shared by every format (part of check()): the lump parses
 /// (a syntax error is reported with its byte offset), entity 0 is worldspawn,

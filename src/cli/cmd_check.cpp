@@ -10,10 +10,6 @@
 namespace bspkit::cli {
 namespace {
 
-const char* severity_name(Severity s) {
-    return s == Severity::error ? "error" : s == Severity::info ? "info" : "warning";
-}
-
 nlohmann::json check_json(const Bsp& bsp, const CheckReport& report) {
     nlohmann::json j;
     j["file"] = bsp.file_name();
@@ -23,7 +19,7 @@ nlohmann::json check_json(const Bsp& bsp, const CheckReport& report) {
     j["infos"] = report.infos();
     auto& findings = j["findings"] = nlohmann::json::array();
     for (const Finding& f : report.findings)
-        findings.push_back({{"severity", severity_name(f.severity)},
+        findings.push_back({{"severity", severity_word(f.severity)},
                             {"lump", f.lump},
                             {"record", f.record < 0 ? nlohmann::json(nullptr) : nlohmann::json(f.record)},
                             {"field", f.field},
@@ -32,39 +28,8 @@ nlohmann::json check_json(const Bsp& bsp, const CheckReport& report) {
     return j;
 }
 
-std::string location(const std::string& file, const Finding& f) {
-    std::string where = file + ":";
-    if (!f.lump.empty()) where += " lump " + f.lump;
-    if (f.record >= 0) where += " record " + std::to_string(f.record);
-    if (!f.field.empty()) where += " field " + f.field;
-    if (f.offset >= 0) where += " at offset " + std::to_string(f.offset);
-    return where;
-}
-
 void print_text(const std::string& file, const Bsp& bsp, const CheckReport& report) {
-    // Lump-wide findings with the same words on several lumps (14 lumps "not
-    // 4-byte aligned") fold into one line unless --verbose.
-    const auto& findings = report.findings;
-    const auto groups = fold_repeats(findings.size(), [&](size_t i) {
-        const Finding& f = findings[i];
-        if (f.lump.empty() || f.record >= 0 || !f.field.empty()) return std::string();
-        return std::to_string(int(f.severity)) + f.message;
-    });
-    for (const auto& group : groups) {
-        const Finding& f = findings[group.front()];
-        if (group.size() == 1) {
-            fmt::print("{}: {}: {}\n", location(file, f), severity_name(f.severity), f.message);
-            continue;
-        }
-        std::string lumps;
-        for (size_t i : group) lumps += (lumps.empty() ? "" : ", ") + findings[i].lump;
-        fmt::print("{}: {}: {} lumps: {}: {} (--verbose lists each)\n", file, severity_name(f.severity), group.size(),
-                   f.message, lumps);
-    }
-    fmt::print("{}: {} ({}): {} error{}, {} warning{}\n", file, format_id(bsp.format()),
-               bsp.version() ? "version " + std::to_string(*bsp.version()) : std::string(bsp.layout().variant),
-               report.errors(), report.errors() == 1 ? "" : "s", report.warnings(),
-               report.warnings() == 1 ? "" : "s");
+    for (const std::string& line : check_text(file, bsp, report, verbose()).lines) fmt::print("{}\n", line);
 }
 
 void add_check(CLI::App& app, Action& action) {

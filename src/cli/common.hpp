@@ -42,10 +42,6 @@ void print_diagnostic(const std::string& file, const Diagnostic& d);
 /// message on two or more lumps become one line naming the lumps.
 void print_diagnostics(const std::string& file, const std::vector<Diagnostic>& diagnostics);
 
-/// Groups of item indices, in order of first appearance: items with the same
-/// non-empty key form one group unless verbose() (then every item is alone).
-std::vector<std::vector<size_t>> fold_repeats(size_t count, const std::function<std::string(size_t)>& key);
-
 /// Resolves LUMP (index or name) or throws UsageError listing the names.
 size_t resolve_lump(const Bsp& bsp, const std::string& text);
 

@@ -1,11 +1,11 @@
 // bspkit — one tool for the BSP files of the Quake / Half-Life / Source family.
 #include "common.hpp"
 
+#include <bspkit/fold.hpp>
 #include <bspkit/version.hpp>
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 #include <string_view>
 #include <fmt/core.h>
 
@@ -26,17 +26,7 @@ Bsp open_reporting(const std::string& path) {
 
 Bsp open_for_geometry(const std::string& path) {
     Bsp bsp = Bsp::open(path);
-    const uint64_t size = bsp.file_bytes().size();
-    const auto entities = bsp.layout().find_lump("entities");
-    for (size_t i = 0; i < bsp.lump_count() && !g_salvage; ++i) {
-        const LumpEntry& e = bsp.entry(i);
-        const uint64_t end = uint64_t(e.offset) + uint64_t(e.length);
-        if (e.length <= 0 || end <= size || i == entities) continue;
-        throw Error({path, std::string(bsp.lump_name(i)), e.offset},
-                    fmt::format("truncated: runs {} bytes past the end of the file ({} bytes); --salvage goes on "
-                                "with the {} bytes present",
-                                end - size, size, bsp.stored(i).size()));
-    }
+    if (!g_salvage) require_complete_lumps(bsp);
     print_diagnostics(path, bsp.diagnostics());
     return bsp;
 }
@@ -51,26 +41,10 @@ void print_diagnostic(const std::string& file, const Diagnostic& d) {
     fmt::print(stderr, "{}\n", format_location_message({file, d.lump, d.offset}, severity + d.message));
 }
 
-std::vector<std::vector<size_t>> fold_repeats(size_t count, const std::function<std::string(size_t)>& key) {
-    std::vector<std::vector<size_t>> groups;
-    std::map<std::string, size_t> group_of;
-    for (size_t i = 0; i < count; ++i) {
-        const std::string k = g_verbose ? std::string() : key(i);
-        if (k.empty()) {
-            groups.push_back({i});
-            continue;
-        }
-        const auto [it, fresh] = group_of.try_emplace(k, groups.size());
-        if (fresh) groups.emplace_back();
-        groups[it->second].push_back(i);
-    }
-    return groups;
-}
-
 void print_diagnostics(const std::string& file, const std::vector<Diagnostic>& diagnostics) {
     const auto groups = fold_repeats(diagnostics.size(), [&](size_t i) {
         const Diagnostic& d = diagnostics[i];
-        return d.lump.empty() ? std::string() : std::to_string(int(d.severity)) + d.message;
+        return d.lump.empty() || g_verbose ? std::string() : std::to_string(int(d.severity)) + d.message;
     });
     for (const auto& group : groups) {
         const Diagnostic& d = diagnostics[group.front()];

@@ -433,4 +433,18 @@ void Bsp::replace_game_lump(size_t k, Bytes decoded_bytes) {
     b.game_lump_cache = std::make_unique<Blob::Cache>();
 }
 
+void require_complete_lumps(const Bsp& bsp) {
+    const uint64_t size = bsp.file_bytes().size();
+    const auto entities = bsp.layout().find_lump("entities");
+    for (size_t i = 0; i < bsp.lump_count(); ++i) {
+        const LumpEntry& e = bsp.entry(i);
+        const uint64_t end = uint64_t(e.offset) + uint64_t(e.length);
+        if (e.length <= 0 || end <= size || i == entities) continue;
+        throw Error({bsp.file_name(), std::string(bsp.lump_name(i)), e.offset},
+                    "truncated: runs " + std::to_string(end - size) + " bytes past the end of the file (" +
+                        std::to_string(size) + " bytes); --salvage goes on with the " +
+                        std::to_string(bsp.stored(i).size()) + " bytes present");
+    }
+}
+
 }  // namespace bspkit
