@@ -12,6 +12,17 @@
 
 namespace bspkit {
 
+/// std::bit_cast where the standard library has it; the compiler builtin
+/// otherwise (Emscripten 3.1.6's libc++, for the WebAssembly viewer).
+template <class To, class From>
+constexpr To bit_cast(const From& from) noexcept {
+#if defined(__cpp_lib_bit_cast)
+    return std::bit_cast<To>(from);
+#else
+    return __builtin_bit_cast(To, from);
+#endif
+}
+
 using ByteSpan = std::span<const uint8_t>;
 using Bytes = std::vector<uint8_t>;
 
@@ -36,7 +47,7 @@ template <class T>
 inline T load(const uint8_t* p, ByteOrder order = ByteOrder::little) noexcept {
     if constexpr (std::is_floating_point_v<T>) {
         using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-        return std::bit_cast<T>(load<U>(p, order));
+        return bspkit::bit_cast<T>(load<U>(p, order));
     } else {
         T value;
         std::memcpy(&value, p, sizeof(T));
@@ -51,7 +62,7 @@ template <class T>
 inline void store(uint8_t* p, T value, ByteOrder order = ByteOrder::little) noexcept {
     if constexpr (std::is_floating_point_v<T>) {
         using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-        store<U>(p, std::bit_cast<U>(value), order);
+        store<U>(p, bspkit::bit_cast<U>(value), order);
     } else {
         const bool native_little = std::endian::native == std::endian::little;
         if ((order == ByteOrder::little) != native_little) value = byteswap(value);

@@ -28,7 +28,14 @@ std::future<std::vector<Image>> encode_images_async(const model::Map& map, std::
                                                     const model::LightmapAtlas* lightmap,
                                                     std::function<model::Texture()> baked, int compression,
                                                     std::optional<ImageFiles> files) {
-    return std::async(std::launch::async, [&map, textures = std::move(textures), lightmap, baked = std::move(baked),
+#ifdef __EMSCRIPTEN__
+    // WebAssembly without threads (the viewer runs in one Worker, no SharedArrayBuffer): encoded
+    // when the exporter asks for the images, on the same thread. Same bytes either way.
+    constexpr auto kPolicy = std::launch::deferred;
+#else
+    constexpr auto kPolicy = std::launch::async;
+#endif
+    return std::async(kPolicy, [&map, textures = std::move(textures), lightmap, baked = std::move(baked),
                                            compression, files = std::move(files)] {
         std::vector<Image> images;
         UniqueNames names;

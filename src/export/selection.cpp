@@ -2,18 +2,22 @@
 
 #include "lighting.hpp"
 
+#include <bspkit/ascii.hpp>
 #include <bspkit/error.hpp>
 #include <bspkit/glob.hpp>
 
+#include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstdlib>
+#include <string>
 #include <cmath>
 #include <unordered_map>
 
 namespace bspkit::exporter {
 
 std::optional<FileFormat> format_for_path(const std::filesystem::path& path) {
-    std::string ext = path.extension().string();
-    for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+    const std::string ext = ascii_lower(path.extension().string());
     if (ext == ".glb") return FileFormat::glb;
     if (ext == ".gltf") return FileFormat::gltf;
     if (ext == ".obj") return FileFormat::obj;
@@ -189,6 +193,63 @@ model::Vec3 NormalFixer::operator()(const model::Vertex& v) {
     return *fallback_;
 }
 
+namespace {
+
+/// std::from_chars for a float (general format, no leading '+' or spaces).
+/// Emscripten 3.1.6's libc++ has no floating-point from_chars: there the same
+/// grammar is matched by hand and the digits converted by strtof (both round
+/// correctly, so the value is the same).
+std::from_chars_result float_from_chars(const char* first, const char* last, float& value) {
+#if defined(__cpp_lib_to_chars)
+    return std::from_chars(first, last, value);
+#else
+    const char* p = first;
+    if (p < last && *p == '-') ++p;
+    const auto word = [&](const char* w) {
+        const char* q = p;
+        for (; *w; ++w, ++q)
+            if (q >= last || (*q | 0x20) != *w) return static_cast<const char*>(nullptr);
+        return q;
+    };
+    const char* end = nullptr;
+    if (const char* q = word("infinity")) end = q;
+    else if (const char* q2 = word("inf")) end = q2;
+    else if (const char* q3 = word("nan")) {
+        end = q3;
+        if (end < last && *end == '(') {
+            const char* r = end + 1;
+            while (r < last && (std::isalnum(static_cast<unsigned char>(*r)) || *r == '_')) ++r;
+            if (r < last && *r == ')') end = r + 1;
+        }
+    } else {
+        const char* q = p;
+        size_t digits = 0;
+        while (q < last && *q >= '0' && *q <= '9') ++q, ++digits;
+        if (q < last && *q == '.') {
+            ++q;
+            while (q < last && *q >= '0' && *q <= '9') ++q, ++digits;
+        }
+        if (!digits) return {first, std::errc::invalid_argument};
+        end = q;
+        if (q < last && (*q == 'e' || *q == 'E')) {
+            ++q;
+            if (q < last && (*q == '+' || *q == '-')) ++q;
+            const char* exp = q;
+            while (q < last && *q >= '0' && *q <= '9') ++q;
+            if (q > exp) end = q;
+        }
+    }
+    const std::string text(first, end);
+    errno = 0;
+    const float v = std::strtof(text.c_str(), nullptr);
+    if (errno == ERANGE) return {end, std::errc::result_out_of_range};
+    value = v;
+    return {end, std::errc()};
+#endif
+}
+
+}  // namespace
+
 std::optional<model::Vec3> parse_vec3(std::string_view text) {
     float v[3];
     const char* p = text.data();
@@ -196,7 +257,7 @@ std::optional<model::Vec3> parse_vec3(std::string_view text) {
     for (float& x : v) {
         while (p < end && (*p == ' ' || *p == '\t')) ++p;
         if (p < end && *p == '+') ++p;
-        const auto [next, ec] = std::from_chars(p, end, x);
+        const auto [next, ec] = float_from_chars(p, end, x);
         if (ec != std::errc() || !std::isfinite(x)) return std::nullopt;
         p = next;
     }
