@@ -160,6 +160,21 @@ struct Summary {
     size_t skipped_models = 0;                 ///< by skip_classes / all_models
 };
 
+/// Where one glTF primitive's triangles came from: for each model::Surface
+/// written into it, in index order, the BSP face (model::Surface::face: the
+/// record in the format's face / surface lump; kNoFace when none) and the
+/// contiguous range [first, first + count) of the primitive's index accessor
+/// holding its triangles (count = 3 x its triangles). The ranges of a
+/// primitive cover every index of its accessor exactly once. For viewers that
+/// cull or pick by face (the WebAssembly viewer's PVS culling); not written
+/// into the file.
+struct PrimitiveRanges {
+    static constexpr uint32_t kNoFace = 0xFFFFFFFFu;
+    uint32_t mesh = 0;       ///< glTF mesh index
+    uint32_t primitive = 0;  ///< primitive index in that mesh
+    std::vector<uint32_t> face, first, count;  ///< one entry per surface
+};
+
 /// A glTF asset in memory: the JSON text, the binary buffer and, for the
 /// .gltf form, the external files it names (relative URI -> bytes).
 struct GltfAsset {
@@ -167,6 +182,7 @@ struct GltfAsset {
     Bytes bin;
     std::vector<std::pair<std::string, Bytes>> files;  ///< .gltf only: "<stem>.bin", images
     Summary summary;
+    std::vector<PrimitiveRanges> ranges;  ///< one per glTF primitive, in mesh then primitive order
 };
 
 /// Builds the glTF asset of `map`. `binary`: images go into `bin` (for a

@@ -95,6 +95,7 @@ public:
         asset.json = doc_.dump();
         asset.bin = std::move(bin_);
         asset.files = std::move(files_);
+        asset.ranges = std::move(ranges_);
         for (const auto& [name, bytes] : asset.files) asset.summary.files.emplace_back(name);
         return asset;
     }
@@ -172,7 +173,10 @@ private:
             const auto& sm = selection_.models[mi];
             json primitives = json::array();
             for (size_t gi = 0; gi < sm.groups.size(); ++gi) {
-                primitives.push_back(fill_group(*sm.model, sm.groups[gi], offsets_[mi][gi]));
+                PrimitiveRanges& r = ranges_.emplace_back();
+                r.mesh = uint32_t(meshes_.size());  // the mesh pushed below, once its primitives are filled
+                r.primitive = uint32_t(gi);
+                primitives.push_back(fill_group(*sm.model, sm.groups[gi], offsets_[mi][gi], r));
                 done += sm.groups[gi].vertices;
                 progress("geometry", double(done) / double(total));
             }
@@ -190,7 +194,7 @@ private:
         summary_.models = selection_.models.size();
     }
 
-    json fill_group(const model::Model& m, const detail::Group& g, const GroupOffsets& o) {
+    json fill_group(const model::Model& m, const detail::Group& g, const GroupOffsets& o, PrimitiveRanges& ranges) {
         uint8_t* pos = bin_.data() + stream_offset_[kPosition] + o.at[kPosition];
         uint8_t* nrm = bin_.data() + stream_offset_[kNormal] + o.at[kNormal];
         uint8_t* uv0 = bin_.data() + stream_offset_[kUv0] + o.at[kUv0];
@@ -201,8 +205,15 @@ private:
                        std::numeric_limits<float>::max()};
         float hi[3] = {-lo[0], -lo[1], -lo[2]};
         uint32_t base = 0;
+        uint32_t first_index = 0;
         for (const uint32_t si : g.surfaces) {
             const model::Surface& s = m.surfaces[si];
+            const uint32_t surface_indices = uint32_t(s.indices.size());  // what Selection counted in g.indices
+            ranges.face.push_back(s.face >= 0 && s.face < int64_t(PrimitiveRanges::kNoFace) ? uint32_t(s.face)
+                                                                                             : PrimitiveRanges::kNoFace);
+            ranges.first.push_back(first_index);
+            ranges.count.push_back(surface_indices);
+            first_index += surface_indices;
             detail::NormalFixer fix(s);
             for (const model::Vertex& v : s.vertices) {
                 const Vec3 p = detail::finite(axes_.point(v.position));
@@ -475,6 +486,7 @@ private:
     std::map<uint64_t, int> material_of_;
     std::vector<std::pair<uint32_t, bool>> material_keys_;
     Summary summary_;
+    std::vector<PrimitiveRanges> ranges_;
 };
 
 void append_u32(Bytes& out, uint32_t v) {
