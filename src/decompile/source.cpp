@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <unordered_map>
 
 namespace bspkit::decompile::detail {
@@ -87,6 +88,7 @@ public:
         prepare_faces();
         if (options_.brushes == BrushSource::lumps) brushes_from_lumps(t);
         else brushes_from_faces(t);
+        occluders();
         displacements();
         props();
         cubemaps();
@@ -316,6 +318,56 @@ private:
         }
         (void)fi;
         return b;
+    }
+
+    /// func_occluder: vbsp moves its brushes' occluder polygons into the
+    /// occlusion lump and leaves the entity with "occludernumber". Each
+    /// polygon comes back as a brush with the polygon on top in
+    /// TOOLS/TOOLSOCCLUDER, pushed back, nodraw around (as from a face).
+    void occluders() {
+        if (bsp_.decoded_length(source::lump::occlusion) == 0) return;
+        const source::Occlusion& occ = map_.occlusion();
+        const auto verts = map_.vertexes();
+        size_t rebuilt = 0;
+        for (size_t e = 0; e < r_.map.entities.size(); ++e) {
+            mapfile::MapEntity& ent = r_.map.entities[e];
+            if (ent.get("classname") != "func_occluder") continue;
+            const std::string_view key = ent.get("occludernumber");
+            int64_t n = -1;
+            std::from_chars(key.data(), key.data() + key.size(), n);
+            if (n < 0 || size_t(n) >= occ.occluders.size()) {
+                r_.notes.push_back("func_occluder entity " + std::to_string(e) + " names occluder '" +
+                                   std::string(key) + "', which the occlusion lump does not have");
+                continue;
+            }
+            const auto& o = occ.occluders[size_t(n)];
+            for (int64_t k = 0; k < o.polycount; ++k) {
+                const auto& poly = at(bsp_, std::span<const source::doccluderpolydata_t>(occ.polys),
+                                      int64_t(o.firstpoly) + k, L::occlusion, L::occlusion, size_t(n), "occluder polygon");
+                Winding w;
+                for (int64_t v = 0; v < poly.vertexcount; ++v) {
+                    const int32_t vi = at(bsp_, std::span<const int32_t>(occ.vertex_indices),
+                                          int64_t(poly.firstvertexindex) + v, L::occlusion, L::occlusion,
+                                          size_t(o.firstpoly + k), "occluder vertex index");
+                    const auto& p = at(bsp_, verts, vi, L::vertexes, L::occlusion, size_t(o.firstpoly + k), "vertex");
+                    w.push_back({p.point.x, p.point.y, p.point.z});
+                }
+                const PlaneD p = plane(poly.planenum, L::occlusion, size_t(o.firstpoly + k));
+                Side top;
+                top.material = "TOOLS/TOOLSOCCLUDER";
+                top.axes = default_axes(p.normal);
+                if (auto b = face_brush(0, std::move(top), w, p)) {
+                    add_brush(r_, e, std::move(*b), -1, {0, 0, 0}, {});
+                    ++rebuilt;
+                }
+            }
+            ent.pairs.erase(std::remove_if(ent.pairs.begin(), ent.pairs.end(),
+                                           [](const KeyValue& kv) { return kv.key == "occludernumber"; }),
+                            ent.pairs.end());
+        }
+        if (rebuilt)
+            r_.notes.push_back(std::to_string(rebuilt) + " func_occluder brushes rebuilt from the occlusion lump's "
+                               "polygons (the polygon in TOOLS/TOOLSOCCLUDER, a thin slab behind it in nodraw)");
     }
 
     void brushes_from_faces(const EntityTable& t) {

@@ -468,3 +468,83 @@ TEST(DecompileCli, WritesTheFileAndReportsBadInput) {
 }
 
 }  // namespace
+
+// func_occluder: none of the corpus maps has one, so one is added to a real
+// Source map the way vbsp stores it (an occlusion lump polygon on the map's
+// own face 0, and "occludernumber" on the entity), and the decompiled entity
+// must get a brush whose TOOLS/TOOLSOCCLUDER side lies on that face's plane
+// with the face's corners on it; an occludernumber the lump lacks is a note.
+TEST(DecompileSource, FuncOccluderComesBackFromTheOcclusionLump) {
+    const CorpusFile& file = corpus_file("src_v20/sdk2013_boxinaroom.bsp");
+    Bsp bsp = Bsp::open(file.path);
+    Vec3d normal{}, corner{};
+    double dist = 0;
+    std::vector<int32_t> indices;
+    int32_t planenum = 0;
+    {
+        const source::Map map(bsp);
+        ASSERT_FALSE(map.faces().empty());
+        const auto& face = map.faces()[0];
+        planenum = face.planenum;
+        for (int32_t k = 0; k < face.numedges; ++k) {
+            const int32_t se = map.surfedges()[size_t(face.firstedge + k)].edge;
+            const auto& e = map.edges()[size_t(se < 0 ? -se : se)];
+            indices.push_back(se < 0 ? e.v[1] : e.v[0]);
+        }
+        const auto& p = map.planes()[size_t(planenum)];
+        normal = {p.normal.x, p.normal.y, p.normal.z};
+        dist = p.dist;
+        const auto& v = map.vertexes()[size_t(indices[0])];
+        corner = {v.point.x, v.point.y, v.point.z};
+    }
+    ASSERT_GE(indices.size(), 3u);
+    auto put = [](Bytes& b, int32_t v) {
+        for (int i = 0; i < 4; ++i) b.push_back(uint8_t(uint32_t(v) >> (8 * i)));
+    };
+    Bytes occlusion;
+    put(occlusion, 1);  // occluders
+    for (int32_t v : {0, 0, 1}) put(occlusion, v);         // flags, firstpoly, polycount
+    for (int i = 0; i < 6; ++i) put(occlusion, 0);         // mins, maxs (unused here)
+    put(occlusion, 0);                                       // area
+    put(occlusion, 1);                                       // polygons
+    for (int32_t v : {0, int32_t(indices.size()), planenum}) put(occlusion, v);
+    put(occlusion, int32_t(indices.size()));                 // vertex indices
+    for (int32_t v : indices) put(occlusion, v);
+    ASSERT_EQ(bsp.entry(source::lump::occlusion).version, 2) << "doccluderdata_t with area";
+    bsp.replace(source::lump::occlusion, occlusion);
+    const ByteSpan old_entities = bsp.decoded(source::lump::entities);
+    std::string text(old_entities.begin(), old_entities.end());
+    while (!text.empty() && text.back() == '\0') text.pop_back();
+    text += "{\n\"classname\" \"func_occluder\"\n\"StartActive\" \"1\"\n\"occludernumber\" \"0\"\n}\n"
+            "{\n\"classname\" \"func_occluder\"\n\"occludernumber\" \"7\"\n}\n";
+    text.push_back('\0');
+    bsp.replace(source::lump::entities, Bytes(text.begin(), text.end()));
+    const Bsp edited = Bsp::parse(bsp.serialize(), "occluder.bsp");
+
+    const decompile::Result r = decompile::decompile(edited);
+    std::vector<const mapfile::MapEntity*> occluders;
+    for (const auto& e : r.map.entities)
+        if (e.get("classname") == "func_occluder") occluders.push_back(&e);
+    ASSERT_EQ(occluders.size(), 2u);
+    const mapfile::MapEntity& good = *occluders[0];
+    EXPECT_EQ(good.get("occludernumber", "gone"), "gone");
+    EXPECT_EQ(good.get("StartActive"), "1");
+    ASSERT_EQ(good.brushes.size(), 1u);
+    size_t tops = 0;
+    for (const auto& side : good.brushes[0].sides) {
+        if (side.material != "TOOLS/TOOLSOCCLUDER") {
+            EXPECT_EQ(side.material, "TOOLS/TOOLSNODRAW");
+            continue;
+        }
+        ++tops;
+        const auto p = mapfile::plane_from_points(side.points);
+        EXPECT_GT(p.normal[0] * normal[0] + p.normal[1] * normal[1] + p.normal[2] * normal[2], 1 - 1e-9);
+        EXPECT_NEAR(p.dist, dist, 0.01);
+        EXPECT_NEAR(p.normal[0] * corner[0] + p.normal[1] * corner[1] + p.normal[2] * corner[2], p.dist, 0.01);
+    }
+    EXPECT_EQ(tops, 1u);
+    EXPECT_TRUE(occluders[1]->brushes.empty());
+    bool noted = false;
+    for (const auto& n : r.notes) noted |= n.find("occluder '7'") != std::string::npos;
+    EXPECT_TRUE(noted);
+}
