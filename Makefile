@@ -20,7 +20,7 @@ DEBIAN_PACKAGES = build-essential cmake pkg-config git \
 # Debian packages only the tests, benchmarks and fuzzers need (`make build` / `make test`): add test-only
 # tools here (a browser for render tests, ...). nodejs + npm run the npm tools of `test-deps`.
 # libzip is the tests' independent zip reader (the library has its own).
-TEST_DEBIAN_PACKAGES = libzip-dev libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev chromium \
+TEST_DEBIAN_PACKAGES = $(SERVE_PACKAGES) libzip-dev libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev chromium \
   pybind11-dev python3-dev python3-numpy python3-pytest python3-dask python3-distributed python3-pandas \
   python3-setuptools python3-wheel python3-pip
 # Node.js and npm for those tools: Debian's nodejs + npm, unless an `npm` is already on PATH (a Node.js
@@ -29,10 +29,12 @@ NODE_DEBIAN_PACKAGES = nodejs npm
 # npm tools the tests run, one folder under tools/ each, pinned by its package-lock.json (`npm ci`).
 # tools/render-check: three.js, for the browser test that renders exports in headless chromium.
 TEST_NPM_TOOLS = tools/gltf-validator tools/render-check
+# `bspkit serve`'s HTTP server (bspkit-serve); make install and make test install it.
+SERVE_PACKAGES = libcpp-httplib-dev
 # Only `make bench` installs these: Embree 3 is query_bench's anchor (optional at build time).
 BENCH_PACKAGES = libembree-dev
 
-.PHONY: all deps test-deps demo build test test-sanitize bench fuzz clean install python-wheel
+.PHONY: all deps test-deps demo build test test-sanitize bench fuzz clean install python-wheel viewer viewer-deps
 
 all: build
 
@@ -98,6 +100,8 @@ demo: deps $(BUILD_DIR)/release/CMakeCache.txt
 # package lib/cmake/bspkit/ (find_package(bspkit) -> bspkit::bspkit). Needs write access to PREFIX.
 PREFIX ?= /usr/local
 install: deps $(BUILD_DIR)/release/CMakeCache.txt
+	$(call apt_install_missing,$(SERVE_PACKAGES))
+	cmake -S . -B $(BUILD_DIR)/release  # finds cpp-httplib when it was installed just now
 	cmake --build $(BUILD_DIR)/release -j$(JOBS) --target bspkit bspkit_cli
 	cmake --install $(BUILD_DIR)/release --prefix $(PREFIX)
 
@@ -109,9 +113,48 @@ python-wheel: test-deps
 	  /usr/bin/python3 -m pip wheel --no-build-isolation --no-deps --no-index -w $(BUILD_DIR)/python-wheel .
 	@ls $(BUILD_DIR)/python-wheel/*.whl
 
-build: test-deps
-	cmake -S . -B $(BUILD_DIR)/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBSPKIT_CORPUS=$(CORPUS) $(CMAKE_FLAGS)
+build: test-deps viewer
+	cmake -S . -B $(BUILD_DIR)/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBSPKIT_CORPUS=$(CORPUS) \
+	  -DBSPKIT_VIEWER_SITE=$(abspath $(VIEWER_DIR))/site $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR)/test -j$(JOBS)
+
+# --- the browser viewer (issue 14): bspkit's library compiled to WebAssembly -------------------
+# Emscripten from Debian (3.1.6, offline: no emscripten ports). zlib, libpng and liblzma are built
+# for wasm from Debian's SOURCE packages (deb-src enabled below; apt-get source, dpkg-source -x) by
+# viewer/wasm/build-deps.sh into $(VIEWER_DIR)/deps/prefix. Then the library's viewer layers and
+# viewer/wasm/bspkit_viewer.cpp (emcmake, -DBSPKIT_WASM=ON) -> $(VIEWER_DIR)/wasm/bspkit_viewer.{js,wasm},
+# and the static site $(VIEWER_DIR)/site: viewer/web/*, wasm/, three/ (viewer/node_modules/three).
+VIEWER_DIR           = $(BUILD_DIR)/viewer
+VIEWER_DEBIAN_PACKAGES = emscripten dpkg-dev
+DEB_SRC_LIST         = /etc/apt/sources.list.d/bspkit-deb-src.sources
+viewer-deps:
+	$(call apt_install_missing,$(VIEWER_DEBIAN_PACKAGES))
+	@if [ ! -f $(VIEWER_DIR)/deps/prefix/lib/liblzma.a ] && ! grep -rqs -e '^Types:.*deb-src' -e '^deb-src ' /etc/apt/sources.list /etc/apt/sources.list.d/; then \
+	  echo "enabling Debian source packages (deb-src) in $(DEB_SRC_LIST)"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' | \
+	    $$SUDO tee $(DEB_SRC_LIST) >/dev/null && $$SUDO apt-get update -qq; \
+	fi
+	@JOBS=$(JOBS) viewer/wasm/build-deps.sh $(VIEWER_DIR)/deps
+
+# Debian's emscripten runs node on its acorn optimizer (node-acorn in /usr/share/nodejs).
+viewer: export NODE_PATH := $(if $(NODE_PATH),$(NODE_PATH):)/usr/share/nodejs
+viewer: viewer-deps
+	@[ -f $(VIEWER_DIR)/wasm-build/CMakeCache.txt ] || emcmake cmake -S . -B $(VIEWER_DIR)/wasm-build \
+	  -DCMAKE_BUILD_TYPE=Release -DBSPKIT_WASM=ON -DBSPKIT_WASM_PREFIX=$(abspath $(VIEWER_DIR))/deps/prefix >/dev/null
+	cmake --build $(VIEWER_DIR)/wasm-build -j$(JOBS) --target bspkit_viewer
+	@rm -rf $(VIEWER_DIR)/site && mkdir -p $(VIEWER_DIR)/site/wasm
+	@if [ -d viewer/web ]; then cp -r viewer/web/. $(VIEWER_DIR)/site/; else echo "viewer: no viewer/web in this checkout (the page): site has the module only"; fi
+	@cp $(VIEWER_DIR)/wasm-build/wasm/bspkit_viewer.js $(VIEWER_DIR)/wasm-build/wasm/bspkit_viewer.wasm $(VIEWER_DIR)/site/wasm/
+	@if [ -f viewer/package.json ]; then \
+	  if [ ! -f viewer/node_modules/.package-lock.json ]; then \
+	    command -v npm >/dev/null 2>&1 || $(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(NODE_DEBIAN_PACKAGES)"; \
+	    (cd viewer && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
+	  fi; \
+	  mkdir -p $(VIEWER_DIR)/site/three/examples && cp -r viewer/node_modules/three/build $(VIEWER_DIR)/site/three/ && \
+	  cp -r viewer/node_modules/three/examples/jsm $(VIEWER_DIR)/site/three/examples/; \
+	else echo "viewer: no viewer/package.json in this checkout: three.js not copied"; fi
+	@echo "viewer: $(VIEWER_DIR)/site ($$(du -h $(VIEWER_DIR)/site/wasm/bspkit_viewer.wasm | cut -f1) wasm)"
 
 test: build
 	ctest --test-dir $(BUILD_DIR)/test --output-on-failure -j$(JOBS)

@@ -1,0 +1,188 @@
+// bspkit serve: a real server process on 127.0.0.1 (port 0 = any free port),
+// asked over HTTP with cpp-httplib's client. The maps are the project's own
+// samples in a temporary directory; the site is a stand-in index.html (the
+// viewer's own pages are tested by the browser test).
+#include "catalog.hpp"
+#include "run.hpp"
+
+#include <bspkit/file_io.hpp>
+#include <samples.hpp>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace bspkit;
+namespace fs = std::filesystem;
+
+namespace {
+
+void write_text(const fs::path& path, const std::string& text) {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+/// `bspkit serve ARGS --port 0` running in the background; its first stdout line is the URL.
+class Server {
+public:
+    explicit Server(std::vector<std::string> args) {
+        int out[2];
+        if (::pipe(out) != 0) throw std::runtime_error("pipe");
+        args.insert(args.begin(), {BSPKIT_CLI_PATH, "serve"});
+        args.insert(args.end(), {"--port", "0"});
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            ::dup2(out[1], 1);
+            ::close(out[0]);
+            ::close(out[1]);
+            std::vector<char*> argv;
+            for (auto& s : args) argv.push_back(s.data());
+            argv.push_back(nullptr);
+            ::execv(argv[0], argv.data());
+            ::_exit(127);
+        }
+        ::close(out[1]);
+        // Read the URL line, 60 s at most (a server that never prints is a failure, not a hang).
+        pollfd p{out[0], POLLIN, 0};
+        char c;
+        while (::poll(&p, 1, 60000) == 1 && ::read(out[0], &c, 1) == 1 && c != '\n') url_.push_back(c);
+        ::close(out[0]);
+    }
+    ~Server() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGTERM);
+            ::waitpid(pid_, nullptr, 0);
+        }
+    }
+    const std::string& url() const { return url_; }
+    int port() const {
+        const size_t colon = url_.rfind(':'), slash = url_.find('/', colon);
+        return colon == std::string::npos ? -1 : std::stoi(url_.substr(colon + 1, slash - colon - 1));
+    }
+
+private:
+    pid_t pid_ = -1;
+    std::string url_;
+};
+
+struct ServeFixture : ::testing::Test {
+    void SetUp() override {
+        root = fs::path(test::temp_dir("serve"));
+        maps = root / "maps";
+        site = root / "site";
+        for (const auto& s : samples::all()) {
+            const fs::path dir = maps / (s.format + (s.version ? std::to_string(*s.version) : std::string()));
+            fs::create_directories(dir);
+            write_file_atomic(dir / s.name, s.bytes);
+        }
+        write_text(maps / "notes.txt", "not a map\n");
+        write_text(root / "secret.bsp", "outside the served directory\n");
+        write_text(site / "index.html", "<!doctype html><title>viewer stand-in</title>\n");
+        write_text(site / "js" / "main.js", "export const x = 1;\n");
+        fs::create_symlink(root / "secret.bsp", site / "escape.html");
+    }
+    fs::path root, maps, site;
+};
+
+std::string body_of(const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_F(ServeFixture, ServesTheSiteAndEveryListedMapByteForByte) {
+    Server server({maps.string(), "--site", site.string()});
+    ASSERT_EQ(server.url().rfind("http://127.0.0.1:", 0), 0u) << "no URL printed: '" << server.url() << "'";
+    httplib::Client client("127.0.0.1", server.port());
+    client.set_read_timeout(30, 0);
+
+    auto index = client.Get("/");
+    ASSERT_TRUE(index);
+    EXPECT_EQ(index->status, 200);
+    EXPECT_EQ(index->body, body_of(site / "index.html"));
+    EXPECT_NE(index->get_header_value("Content-Type").find("text/html"), std::string::npos);
+    auto js = client.Get("/js/main.js");
+    ASSERT_TRUE(js);
+    EXPECT_EQ(js->status, 200);
+    EXPECT_NE(js->get_header_value("Content-Type").find("javascript"), std::string::npos);
+
+    auto list = client.Get("/maps/index.json");
+    ASSERT_TRUE(list);
+    ASSERT_EQ(list->status, 200);
+    const auto j = nlohmann::json::parse(list->body);
+    const auto catalog = serve::MapCatalog::of(maps);
+    ASSERT_EQ(j["maps"].size(), samples::all().size());  // every sample, and not notes.txt
+    ASSERT_EQ(j["maps"].size(), catalog.maps.size());
+    for (size_t i = 0; i < catalog.maps.size(); ++i) {
+        const auto& entry = j["maps"][i];
+        EXPECT_EQ(entry["path"], catalog.maps[i].url_path);
+        auto map = client.Get(("/" + entry["url"].get<std::string>()).c_str());
+        ASSERT_TRUE(map);
+        EXPECT_EQ(map->status, 200);
+        EXPECT_EQ(map->body, body_of(catalog.maps[i].file)) << entry["path"];
+        EXPECT_EQ(uint64_t(map->body.size()), entry["size"].get<uint64_t>());
+    }
+}
+
+TEST_F(ServeFixture, NothingOutsideTheMapsAndTheSiteIsServed) {
+    Server server({maps.string(), "--site", site.string()});
+    httplib::Client client("127.0.0.1", server.port());
+    client.set_read_timeout(30, 0);
+    for (const char* path : {"/maps/../secret.bsp", "/maps/%2e%2e/secret.bsp", "/maps/notes.txt", "/../secret.bsp",
+                             "/%2e%2e/secret.bsp", "/escape.html", "/maps/%2Fetc%2Fpasswd", "/maps//etc/passwd",
+                             "/..%2fsecret.bsp", "/no-such-file.js"}) {
+        auto r = client.Get(path);
+        ASSERT_TRUE(r) << path;
+        EXPECT_TRUE(r->status == 404 || r->status == 400) << path << ": " << r->status;
+        EXPECT_EQ(r->body.find("outside the served directory"), std::string::npos) << path;
+    }
+}
+
+TEST_F(ServeFixture, OneFileIsOfferedAndItsUrlOpensIt) {
+    const auto catalog = serve::MapCatalog::of(maps);
+    ASSERT_FALSE(catalog.maps.empty());
+    const fs::path one = catalog.maps.front().file;
+    Server server({one.string(), "--site", site.string()});
+    EXPECT_NE(server.url().find("/?map=maps/" + one.filename().string()), std::string::npos) << server.url();
+    httplib::Client client("127.0.0.1", server.port());
+    auto list = client.Get("/maps/index.json");
+    ASSERT_TRUE(list);
+    EXPECT_EQ(nlohmann::json::parse(list->body)["maps"].size(), 1u);
+    auto map = client.Get(("/maps/" + one.filename().string()).c_str());
+    ASSERT_TRUE(map);
+    EXPECT_EQ(map->body, body_of(one));
+}
+
+TEST_F(ServeFixture, BadArgumentsGiveOneLineAndTheRightExitCode) {
+    const auto missing = test::run_cli({"serve", (root / "nope").string(), "--port", "0", "--site", site.string()});
+    EXPECT_EQ(missing.exit_code, 1);
+    EXPECT_NE(missing.err.find("nope"), std::string::npos) << missing.err;
+    EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
+
+    const auto no_site = test::run_cli({"serve", maps.string(), "--port", "0", "--site", (root / "empty").string()});
+    EXPECT_EQ(no_site.exit_code, 1);
+    EXPECT_NE(no_site.err.find("make viewer"), std::string::npos) << no_site.err;
+
+    EXPECT_EQ(test::run_cli({"serve"}).exit_code, 2);
+    EXPECT_EQ(test::run_cli({"serve", maps.string(), "--port", "70000"}).exit_code, 2);
+    const auto help = test::run_cli({"serve", "--help"});
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_NE(help.out.find("--port"), std::string::npos);
+}
+
+TEST(ServeCatalog, UrlDecodingRejectsBadEscapesAndNul) {
+    EXPECT_EQ(serve::url_decode("a%20b/%2e%2E"), "a b/..");
+    EXPECT_FALSE(serve::url_decode("bad%2"));
+    EXPECT_FALSE(serve::url_decode("bad%zz"));
+    EXPECT_FALSE(serve::url_decode("nul%00.bsp"));
+    EXPECT_EQ(serve::url_encode_path("q1/e1m1 final#2.bsp"), "q1/e1m1%20final%232.bsp");
+}

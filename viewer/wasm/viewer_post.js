@@ -1,0 +1,22 @@
+// Appended to bspkit_viewer.js (--post-js): the contract's functions over the embind ones,
+// with optional arguments optional and nothing thrown (a JS error becomes {error} too).
+(function () {
+  function safe(f) {
+    return function () {
+      try {
+        return f.apply(null, arguments);
+      } catch (e) {
+        return { error: 'bspkit: ' + (e && e.message ? e.message : String(e)) };
+      }
+    };
+  }
+  Module['open'] = safe(function (name, bytes, progress) {
+    if (!(bytes instanceof Uint8Array)) return { error: String(name) + ': the bytes must be a Uint8Array' };
+    return Module['_bspkitOpen'](String(name), bytes, typeof progress === 'function' ? progress : null);
+  });
+  Module['scene'] = safe(function (options) { return Module['_bspkitScene'](options || {}); });
+  Module['locate'] = safe(function (x, y, z) { return Module['_bspkitLocate'](+x, +y, +z); });
+  Module['entities'] = safe(function () { return Module['_bspkitEntities'](); });
+  Module['check'] = safe(function () { return Module['_bspkitCheck'](); });
+  Module['close'] = safe(function () { Module['_bspkitClose'](); });
+})();
