@@ -52,8 +52,9 @@ struct HullTrace {
     float normal[3] = {0, 0, 0};
     float dist = 0;
 
-    int32_t contents(int32_t num, const float p[3]) const {
+    int32_t contents(int32_t num, const float p[3]) {
         while (num >= 0) {
+            if (++steps > budget) out_of_steps(c, tree);
             const Node& n = nodes[num];
             num = n.child[plane_dist(planes[n.plane], p) < 0];
         }
@@ -425,6 +426,11 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
         }
         const Tree& t = c.trees[hull == 0 ? 0 : 1];
         bool first = true;
+        // One step budget for the whole trace, every model's walk included: a
+        // compiled map's models own disjoint subtrees, so a trace visits each
+        // node once at most; thousands of models naming one hostile shared
+        // subtree must not get a fresh budget each.
+        uint64_t steps = 0;
         auto run = [&](size_t m) {
             const Model& model = c.models[m];
             if (model.root[size_t(hull)] >= 0 && size_t(model.root[size_t(hull)]) >= t.nodes.size()) return;
@@ -432,8 +438,10 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             const V s = vec(start_v - shift), e = vec(end_v - shift);
             HullTrace h{c, t, c.planes.data(), t.nodes.data(), t.leafs.data(), model.root[size_t(hull)]};
             h.budget = step_budget(t);
+            h.steps = steps;
             std::copy(e.v, e.v + 3, h.end);
             h.check(h.root, 0, 1, s.v, e.v, nullptr);
+            steps = h.steps;
             if (h.allsolid) h.startsolid = true;  // SV_ClipMoveToEntity
             // SV_ClipToLinks: a nearer hit (or any solid start) replaces the result.
             if (!first && !(h.allsolid || h.startsolid || h.fraction < r.fraction)) return;

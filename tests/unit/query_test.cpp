@@ -142,6 +142,48 @@ TEST(Query, HostileTreesAreRefused) {
     EXPECT_EQ(msg.rfind("room.bsp: lump nodes at offset ", 0), 0u) << msg;
 }
 
+// A hull 0 chain of 250 nodes on 250 planes x = const, each naming the next
+// as both children (shared subtrees, legal), all leaves empty: a line across
+// the planes reaches node k in k + 1 pieces, some 31,000 steps in all, under
+// the step budget of one trace. Twenty brush models naming the same chain
+// must not get a budget each (a fuzzed BSP2 file took minutes that way): the
+// whole trace shares one budget and ends with an Error naming the node lump.
+TEST(Query, HullTraceStepBudgetIsSharedByTheModels) {
+    const Bsp bsp = q1([](Room& m) {
+        const auto base = m.nodes[0];
+        m.nodes.clear();
+        for (int i = 0; i < 250; ++i) {
+            auto plane = m.planes[0];
+            plane.normal[0] = 1, plane.normal[1] = plane.normal[2] = 0;
+            plane.dist = -100 + 0.5f * float(i);
+            plane.type = 0;
+            auto n = base;
+            n.planenum = int32_t(m.planes.size());
+            m.planes.push_back(plane);
+            n.children[0] = n.children[1] = int16_t(i + 1);
+            m.nodes.push_back(n);
+        }
+        m.nodes.back().children[0] = m.nodes.back().children[1] = -2;  // the empty leaf
+        m.leafs[0].contents = quake1::CONTENTS_EMPTY;
+        for (int k = 1; k < 20; ++k) m.models.push_back(m.models[0]);
+    });
+    const World w = World::prepare(bsp);
+    query::TraceOptions hull0;
+    hull0.hull = 0;
+    const auto world_only = w.trace({64, 0, 64}, {-128, 0, 64}, hull0);
+    EXPECT_EQ(world_only.fraction, 1);
+    EXPECT_FALSE(world_only.startsolid);
+    hull0.models = true;
+    try {
+        (void)w.trace({64, 0, 64}, {-128, 0, 64}, hull0);
+        FAIL() << "twenty walks of the shared chain ran on twenty budgets";
+    } catch (const Error& e) {
+        const std::string msg = e.what();
+        EXPECT_EQ(msg.rfind("room.bsp: lump nodes", 0), 0u) << msg;
+        EXPECT_NE(msg.find("steps"), std::string::npos) << msg;
+    }
+}
+
 TEST(Query, Quake2HostileReferencesAreRefused) {
     auto build = [](const std::function<void(Quake2Map&)>& edit) {
         Quake2Map m;
