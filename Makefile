@@ -12,6 +12,10 @@ CMAKE_FLAGS ?=
 CCACHE      := $(shell command -v ccache 2>/dev/null)
 ifneq ($(CCACHE),)
 CMAKE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
+# Paths below the checkout hashed as relative ones, the working directory not at all: a second clone
+# (CI's) reuses the objects of the first (debug info then names the first clone's directory).
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 endif
 
 # Debian 12 packages that building the library and the command line needs (all `make demo` installs).
@@ -104,6 +108,10 @@ install: deps $(BUILD_DIR)/release/CMakeCache.txt
 	cmake -S . -B $(BUILD_DIR)/release  # finds cpp-httplib when it was installed just now
 	cmake --build $(BUILD_DIR)/release -j$(JOBS) --target bspkit bspkit_cli
 	cmake --install $(BUILD_DIR)/release --prefix $(PREFIX)
+	@if [ -f $(VIEWER_DIR)/site/index.html ]; then \
+	  rm -rf $(PREFIX)/share/bspkit/viewer && mkdir -p $(PREFIX)/share/bspkit && \
+	  cp -r $(VIEWER_DIR)/site $(PREFIX)/share/bspkit/viewer && echo "viewer: $(PREFIX)/share/bspkit/viewer"; \
+	else echo "viewer: not built (make viewer first to install it for bspkit serve)"; fi
 
 # The Python bindings as a wheel (pyproject.toml + setup.py run this project's CMake; Debian's
 # pip offline: no build isolation, no downloads). pip install build/python-wheel/bspkit-*.whl

@@ -1,7 +1,18 @@
 // The browser viewer's WebAssembly module (issue 14): bspkit's library behind
-// the functions of /work/notes/viewer-contract.md (open, scene, locate,
-// entities, check, close), through embind. Only the library's public headers
-// are used; every result is what the command line computes for the same file:
+// six functions, through embind (viewer_post.js wraps them; nothing throws):
+//   open(name, Uint8Array, progress?) -> {format, version, lumps, bytes, models, faces, clusters, hasVis}
+//                                        (progress(stage, fraction) while parsing and building)
+//   scene({sky, tools, lighting: "baked"|"none"}) -> {glb, summary: {models, primitives, vertices,
+//       triangles, materials, images, ...}, ranges: [{mesh, primitive, face[], first[], count[]}],
+//       faceBound, lightmap: {width, height, pixels} | null}
+//   locate(x, y, z) -> {leaf, cluster, area, contents: [flag names], visible: Uint8Array per face
+//       (1 = in the PVS of the point's cluster) | null (no usable PVS: draw everything)}
+//   entities() -> [{index, classname, model, origin | null, keyvalues}]
+//   check() -> [{severity, lump, record, field, offset, message, line (as `bspkit check` prints it),
+//       position | null (where the finding is), view | null (an open point to look from)}]
+//   close()
+// and every failure is {error: LINE}. Only the library's public headers are
+// used; every result is what the command line computes for the same file:
 //   open   = Bsp::parse + require_complete_lumps + model::build, as `bspkit export` (open_for_geometry)
 //   scene  = exporter::build_gltf + encode_glb, the bytes `bspkit export FILE -o x.glb` writes
 //   locate = query::World::leaf_at (`bspkit leaf`) + the PVS rows by ClusterFaces (`bspkit render`'s culling)

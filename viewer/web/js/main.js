@@ -658,7 +658,7 @@ function frame(now) {
     if (root) {
         const c = state.cluster >= 0 ? `cluster ${state.cluster}` : (state.leaf >= 0 ? `leaf ${state.leaf}, no cluster` : 'outside');
         $('stats').textContent = `${state.drawnFaces} / ${state.totalFaces} faces · ${c}`
-            + `${visible && state.toggles.pvs ? '' : ' (no PVS)'} · ${state.fps.toFixed(0)} fps`;
+            + `${visible && state.toggles.pvs ? '' : ' (no PVS)'} · ${state.fps ? state.fps.toFixed(0) : "…"} fps`;
     }
     requestAnimationFrame(frame);
 }

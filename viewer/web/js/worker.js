@@ -1,5 +1,5 @@
-// bspkit viewer worker: owns the WebAssembly core (wasm/bspkit_viewer.js, see
-// notes/viewer-contract.md) so that parsing, model building and PVS queries
+// bspkit viewer worker: owns the WebAssembly core (wasm/bspkit_viewer.js, its
+// functions listed in viewer/wasm/bspkit_viewer.cpp) so that parsing, model building and PVS queries
 // never block the page. Messages in: {id, type: "open"|"scene"|"locate", ...};
 // out: {type: "progress", stage, fraction} while opening, then {id, ok, ...}.
 /* global createBspkitViewer, importScripts */
