@@ -7,6 +7,8 @@
 // triangles back to front.
 #include "scene_impl.hpp"
 
+#include "../core/parallel.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -124,23 +126,7 @@ std::array<float, 3> sample_light(const model::LightmapAtlas& l, float u, float 
     return out;
 }
 
-/// Runs job(i) for i in [0, n) on `threads` threads (an atomic counter).
-template <class F>
-void parallel_for(size_t n, unsigned threads, const F& job) {
-    threads = unsigned(std::min<size_t>(threads, n));
-    if (threads <= 1) {
-        for (size_t i = 0; i < n; ++i) job(i);
-        return;
-    }
-    std::atomic<size_t> next{0};
-    const auto work = [&] {
-        for (size_t i; (i = next.fetch_add(1)) < n;) job(i);
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-}
+using bspkit::detail::parallel_for;
 
 class Renderer {
 public:
