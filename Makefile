@@ -1,7 +1,7 @@
 # bspkit — the two set-up commands of the README:
 #   make demo   install missing Debian build dependencies, build (Release), run on generated samples
 #   make test   install missing dependencies, build, run the whole test suite with ctest
-# Extra targets: make install [PREFIX=/usr/local], make test-sanitize (ASan + UBSan suite), make bench,
+# Extra targets: make install [PREFIX=/usr/local], make test-sanitize (ASan + UBSan suite), make bench (+ the viewer's),
 # make fuzz, make clean.
 
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
@@ -173,11 +173,13 @@ test-sanitize: test-deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(BUILD_DIR)/asan --output-on-failure -j$(JOBS)
 
-bench: test-deps
+bench: test-deps viewer
 	$(call apt_install_missing,$(BENCH_PACKAGES))
 	cmake -S . -B $(BUILD_DIR)/release -DCMAKE_BUILD_TYPE=Release -DBSPKIT_TESTS=OFF -DBSPKIT_BENCH=ON -DBSPKIT_CORPUS=$(CORPUS) $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR)/release -j$(JOBS)
 	@for b in $(BUILD_DIR)/release/bench/*_bench; do echo "=== $$b"; $$b --benchmark_min_time=0.2 || exit 1; done
+	@echo "=== bench/viewer_bench.mjs (headless chromium, SwiftShader)"; \
+	  node bench/viewer_bench.mjs --site $(VIEWER_DIR)/site --corpus $(CORPUS) --bspkit $(BUILD_DIR)/release/bspkit
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS, seeded from the corpus and the samples.
 FUZZ_SECONDS ?= 60
