@@ -62,6 +62,9 @@ std::optional<fs::path> find_site(const fs::path& exe_dir, const std::optional<f
 
 std::optional<fs::path> site_file(const fs::path& site, std::string_view path) {
     if (path.empty() || path.back() == '/') return site_file(site, std::string(path) + "index.html");
+    // The HTTP library percent-decodes the path: a NUL ("%00") would cut the
+    // name short at the file system ("index.html\0.png" opens index.html).
+    if (path.find('\0') != std::string_view::npos) return std::nullopt;
     const fs::path relative = fs::path(std::string(path)).lexically_normal();
     if (relative.is_absolute() || relative.empty()) return std::nullopt;
     for (const fs::path& part : relative)
@@ -86,28 +89,6 @@ std::string_view content_type(const fs::path& file) {
     if (ext == ".svg") return "image/svg+xml";
     if (ext == ".glb") return "model/gltf-binary";
     return "application/octet-stream";
-}
-
-std::optional<std::string> url_decode(std::string_view text) {
-    auto hex = [](char c) -> int {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-    };
-    std::string out;
-    out.reserve(text.size());
-    for (size_t i = 0; i < text.size(); ++i) {
-        char c = text[i];
-        if (c == '%') {
-            if (i + 2 >= text.size() || hex(text[i + 1]) < 0 || hex(text[i + 2]) < 0) return std::nullopt;
-            c = char(hex(text[i + 1]) * 16 + hex(text[i + 2]));
-            i += 2;
-        }
-        if (c == '\0') return std::nullopt;
-        out.push_back(c);
-    }
-    return out;
 }
 
 std::string url_encode_path(std::string_view path) {

@@ -46,16 +46,14 @@ struct MapCatalog {
 std::optional<std::filesystem::path> find_site(const std::filesystem::path& exe_dir,
                                                const std::optional<std::filesystem::path>& override);
 
-/// The file under `site` that the URL path `path` (percent-decoded, leading '/'
-/// removed; "" means index.html) names, or nullopt (a ".." component, a path
-/// that leaves the site through a symlink, not a regular file).
+/// The file under `site` that the URL path `path` (percent-decoded by the HTTP
+/// library, leading '/' removed; "" means index.html) names, or nullopt (a ".."
+/// component, a NUL, a path that leaves the site through a symlink, not a
+/// regular file).
 std::optional<std::filesystem::path> site_file(const std::filesystem::path& site, std::string_view path);
 
 /// Content type by extension (.html, .js, .mjs, .css, .wasm, .json, .png, .bsp ...).
 std::string_view content_type(const std::filesystem::path& file);
-
-/// Percent-decodes a URL path; nullopt for a bad escape or a decoded NUL.
-std::optional<std::string> url_decode(std::string_view text);
 
 /// Percent-encodes a path for a URL (unreserved bytes and '/' kept).
 std::string url_encode_path(std::string_view path);
