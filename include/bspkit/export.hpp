@@ -129,6 +129,13 @@ enum class Lighting : uint8_t { baked, separate, none };
 /// .glb / .gltf / .obj), nullopt for any other.
 std::optional<FileFormat> format_for_path(const std::filesystem::path& path);
 
+/// An entity's "origin"-like value, "X Y Z" (spaces or tabs, an optional '+'
+/// before each number), as three finite floats: the rule by which the
+/// exporters place point entities (the viewer places its boxes by it too);
+/// nullopt for anything else. Needs no locale and no floating-point
+/// std::from_chars (Emscripten 3.1.6's libc++ has none).
+std::optional<model::Vec3> parse_vec3(std::string_view text);
+
 struct Options {
     bool all_models = true;                 ///< false: the world (model 0) only
     std::vector<std::string> skip_classes;  ///< globs on entity classnames whose brush models are skipped

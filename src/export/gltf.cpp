@@ -424,7 +424,7 @@ private:
                 const auto classname = ent.find("classname");
                 json node = {{"name", classname ? bytes_to_utf8(*classname) : "entity " + std::to_string(e)}};
                 if (auto origin = ent.find("origin"))
-                    if (auto v = detail::parse_vec3(*origin)) node = translation_node(node["name"].get<std::string>(), *v);
+                    if (auto v = parse_vec3(*origin)) node = translation_node(node["name"].get<std::string>(), *v);
                 json pairs = json::array();
                 for (const KeyValue& kv : ent.pairs) pairs.push_back({bytes_to_utf8(kv.key), bytes_to_utf8(kv.value)});
                 node["extras"] = {{"index", e}, {"keyvalues", std::move(pairs)}};

@@ -193,6 +193,42 @@ model::Vec3 NormalFixer::operator()(const model::Vertex& v) {
     return *fallback_;
 }
 
+std::vector<std::string> flag_names(uint32_t flags) {
+    static constexpr std::pair<uint32_t, const char*> kNames[] = {
+        {model::kSky, "sky"},     {model::kNodraw, "nodraw"},           {model::kTrigger, "trigger"},
+        {model::kWater, "water"}, {model::kTranslucent, "translucent"}, {model::kClip, "clip"},
+        {model::kUnlit, "unlit"}, {model::kAlphaTest, "alphatest"},
+    };
+    std::vector<std::string> out;
+    for (const auto& [bit, name] : kNames)
+        if (flags & bit) out.emplace_back(name);
+    return out;
+}
+
+void make_output_dir(const std::filesystem::path& file) {
+    const std::filesystem::path dir = file.parent_path();
+    if (dir.empty()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw Error({dir.string(), "", -1}, "cannot create the output directory: " + ec.message());
+}
+
+std::string uri_of(std::string_view name) {
+    std::string out;
+    for (const char c : name) out += c == '#' ? std::string("%23") : std::string(1, c);
+    return out;
+}
+
+std::string UniqueNames::operator()(std::string_view name) {
+    const std::string base = safe_name(name);
+    std::string candidate = base;
+    for (int n = 2; used_.count(candidate); ++n) candidate = base + "_" + std::to_string(n);
+    used_.insert(candidate);
+    return candidate;
+}
+
+}  // namespace detail
+
 namespace {
 
 /// std::from_chars for a float (general format, no leading '+' or spaces).
@@ -264,39 +300,4 @@ std::optional<model::Vec3> parse_vec3(std::string_view text) {
     return model::Vec3{v[0], v[1], v[2]};
 }
 
-std::vector<std::string> flag_names(uint32_t flags) {
-    static constexpr std::pair<uint32_t, const char*> kNames[] = {
-        {model::kSky, "sky"},     {model::kNodraw, "nodraw"},           {model::kTrigger, "trigger"},
-        {model::kWater, "water"}, {model::kTranslucent, "translucent"}, {model::kClip, "clip"},
-        {model::kUnlit, "unlit"}, {model::kAlphaTest, "alphatest"},
-    };
-    std::vector<std::string> out;
-    for (const auto& [bit, name] : kNames)
-        if (flags & bit) out.emplace_back(name);
-    return out;
-}
-
-void make_output_dir(const std::filesystem::path& file) {
-    const std::filesystem::path dir = file.parent_path();
-    if (dir.empty()) return;
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw Error({dir.string(), "", -1}, "cannot create the output directory: " + ec.message());
-}
-
-std::string uri_of(std::string_view name) {
-    std::string out;
-    for (const char c : name) out += c == '#' ? std::string("%23") : std::string(1, c);
-    return out;
-}
-
-std::string UniqueNames::operator()(std::string_view name) {
-    const std::string base = safe_name(name);
-    std::string candidate = base;
-    for (int n = 2; used_.count(candidate); ++n) candidate = base + "_" + std::to_string(n);
-    used_.insert(candidate);
-    return candidate;
-}
-
-}  // namespace detail
 }  // namespace bspkit::exporter

@@ -82,9 +82,6 @@ private:
     std::optional<model::Vec3> fallback_;
 };
 
-/// The first "origin"-like key of an entity parsed as three numbers.
-std::optional<model::Vec3> parse_vec3(std::string_view text);
-
 /// Names of MaterialFlag bits set in `flags` ("sky", "nodraw", ...).
 std::vector<std::string> flag_names(uint32_t flags);
 

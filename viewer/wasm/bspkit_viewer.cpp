@@ -37,7 +37,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <new>
@@ -106,20 +105,6 @@ val vec3_value(Vec3 v) {
 
 void report(const char* stage, double fraction) {
     if (g_session && g_session->progress.typeOf().as<std::string>() == "function") g_session->progress(std::string(stage), fraction);
-}
-
-/// "x y z" as three finite numbers (an entity's origin), else nullopt.
-std::optional<Vec3> parse_vec3(std::string_view text) {
-    const std::string copy(text);  // strtof: Emscripten 3.1.6's libc++ has no float from_chars
-    const char* p = copy.c_str();
-    float v[3];
-    for (float& x : v) {
-        char* end = nullptr;
-        x = std::strtof(p, &end);
-        if (end == p || !std::isfinite(x)) return std::nullopt;
-        p = end;
-    }
-    return Vec3{v[0], v[1], v[2]};
 }
 
 bspkit::model::BuildOptions export_build_options(bool lightmaps) {
@@ -338,7 +323,7 @@ val entities() {
             ent.set("classname", bspkit::bytes_to_utf8(e.get("classname")));
             ent.set("model", brush_model_of(e));
             const auto origin = e.find("origin");
-            const auto v = origin ? parse_vec3(*origin) : std::nullopt;
+            const auto v = origin ? bspkit::exporter::parse_vec3(*origin) : std::nullopt;  // as the export places it
             ent.set("origin", v ? vec3_value(*v) : val::null());
             val pairs = val::array();
             for (const bspkit::KeyValue& kv : e.pairs) {
@@ -456,7 +441,7 @@ val check_map() {
                     position = model_box[r].centre();
                 else if (f.lump == "entities" && lump && r < lump->entities.size()) {
                     const bspkit::Entity& e = lump->entities[r];
-                    if (const auto origin = e.find("origin")) position = parse_vec3(*origin);
+                    if (const auto origin = e.find("origin")) position = bspkit::exporter::parse_vec3(*origin);
                     const int32_t bm = brush_model_of(e);
                     if (!position && bm >= 0 && size_t(bm) < model_box.size() && !model_box[size_t(bm)].empty)
                         position = model_box[size_t(bm)].centre();
