@@ -140,6 +140,13 @@ public:
     }
     /// One past the highest face number listed (0 when none).
     uint32_t face_bound() const noexcept { return face_bound_; }
+    /// Per face number below face_bound(): 1 where some cluster lists the face.
+    std::vector<uint8_t> listed() const;
+    /// What a renderer culls by from `cluster` with its PVS row `pvs_row`
+    /// (Visibility::pvs_into): sets visible[f] = 1 for every face of `cluster`
+    /// and of each cluster the row marks (`visible` has face_bound() entries at
+    /// least); returns how many clusters that is.
+    size_t mark_visible(size_t cluster, std::span<const uint8_t> pvs_row, std::span<uint8_t> visible) const;
 
 private:
     std::vector<uint32_t> first_;  ///< clusters + 1 offsets into faces_

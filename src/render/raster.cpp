@@ -199,11 +199,7 @@ private:
                         st.camera_cluster = int64_t(*c);
                         st.clusters_visible = 0;
                         visible.assign(s_.listed.size(), 0);
-                        for (size_t v = 0; v < s_.cluster_faces.clusters(); ++v) {
-                            if (!(row[v >> 3] & (1u << (v & 7))) && v != *c) continue;
-                            ++st.clusters_visible;
-                            for (const uint32_t face : s_.cluster_faces.faces(v)) visible[face] = 1;
-                        }
+                        st.clusters_visible = s_.cluster_faces.mark_visible(*c, row, visible);
                     }
                 }
         }

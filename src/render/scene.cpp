@@ -108,9 +108,7 @@ Scene Scene::prepare(const model::Map& map, const Bsp& bsp, const Options& light
         s->cluster_faces = ClusterFaces();
         s->warnings.push_back(std::string(e.what()) + " (drawing every face, without the PVS)");
     }
-    s->listed.assign(s->cluster_faces.face_bound(), 0);
-    for (size_t c = 0; c < s->cluster_faces.clusters(); ++c)
-        for (const uint32_t f : s->cluster_faces.faces(c)) s->listed[f] = 1;
+    s->listed = s->cluster_faces.listed();
 
     s->textures.resize(map.textures.size());
     for (size_t t = 0; t < map.textures.size(); ++t) {

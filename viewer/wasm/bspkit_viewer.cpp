@@ -151,9 +151,7 @@ val open_map(std::string name, val bytes, val progress) {
             s.world.emplace(bspkit::query::World::prepare(bsp));
             s.vis.emplace(bspkit::Visibility::of(bsp));
             s.cluster_faces.emplace(bspkit::ClusterFaces::of(bsp, *s.vis));
-            s.listed.assign(s.cluster_faces->face_bound(), 0);
-            for (size_t c = 0; c < s.cluster_faces->clusters(); ++c)
-                for (const uint32_t f : s.cluster_faces->faces(c)) s.listed[f] = 1;
+            s.listed = s.cluster_faces->listed();
             s.face_bound = std::max(s.face_bound, s.cluster_faces->face_bound());
         } catch (const bspkit::Error&) {
             s.vis.reset();
@@ -291,11 +289,7 @@ val locate(double x, double y, double z) {
                     std::vector<uint8_t> visible(s.face_bound, 1);
                     for (size_t f = 0; f < s.listed.size() && f < visible.size(); ++f)
                         if (s.listed[f]) visible[f] = 0;
-                    for (size_t v = 0; v < s.cluster_faces->clusters(); ++v) {
-                        if (!(row[v >> 3] & (1u << (v & 7))) && v != *c) continue;
-                        for (const uint32_t face : s.cluster_faces->faces(v))
-                            if (face < visible.size()) visible[face] = 1;
-                    }
+                    s.cluster_faces->mark_visible(*c, row, visible);
                     out.set("visible", typed_copy(visible));
                 }
             }

@@ -133,6 +133,22 @@ ClusterFaces ClusterFaces::of(const Bsp& bsp, const Visibility& vis) {
     return out;
 }
 
+std::vector<uint8_t> ClusterFaces::listed() const {
+    std::vector<uint8_t> out(face_bound_, 0);
+    for (const uint32_t f : faces_) out[f] = 1;
+    return out;
+}
+
+size_t ClusterFaces::mark_visible(size_t cluster, std::span<const uint8_t> pvs_row, std::span<uint8_t> visible) const {
+    size_t count = 0;
+    for (size_t v = 0; v < clusters(); ++v) {
+        if (v != cluster && !((v >> 3) < pvs_row.size() && (pvs_row[v >> 3] & (1u << (v & 7))))) continue;
+        ++count;
+        for (const uint32_t face : faces(v)) visible[face] = 1;
+    }
+    return count;
+}
+
 Visibility Visibility::of(const Bsp& bsp) {
     VisibilityBuilder b;
     switch (bsp.format()) {
