@@ -104,6 +104,10 @@ bool write_entities(Bsp& bsp, const EntityLump& lump);
 /// Index of the entity lump of `bsp`; throws Error when the format has none.
 size_t entity_lump_index(const Bsp& bsp);
 
+/// The N of a brush entity's model value "*N" ('*' then decimal digits only),
+/// nullopt for anything else ("", "*", "*-1", "*3x", "models/door.mdl").
+std::optional<uint64_t> brush_model_number(std::string_view value);
+
 // --- JSON-safe text -------------------------------------------------------
 // Entity text is raw bytes (Quake uses bytes 128-255 for "gold" characters).
 // To pass through JSON losslessly, bytes that are not valid UTF-8 are mapped

@@ -5,21 +5,11 @@
 #include <bspkit/check.hpp>
 #include <bspkit/entities.hpp>
 
-#include <charconv>
 #include <unordered_map>
 
 namespace bspkit {
 
 namespace {
-
-/// The N of "*N", or nullopt when the value is not '*' followed by digits only.
-std::optional<uint64_t> brush_model_number(std::string_view value) {
-    const std::string_view digits = value.substr(1);
-    uint64_t n = 0;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
-    return n;
-}
 
 std::string quote_value(std::string_view s) {
     constexpr size_t kMax = 40;

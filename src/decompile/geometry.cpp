@@ -227,15 +227,12 @@ EntityTable entity_table(const Bsp& bsp, size_t model_count, bool origin_moves_b
         int64_t model = -1;
         for (const KeyValue& raw : e.pairs) {
             const KeyValue kv{clean(raw.key), clean(raw.value)};
-            if (kv.key == "model" && kv.value.size() > 1 && kv.value[0] == '*') {
-                int64_t n = -1;
-                const auto r = std::from_chars(kv.value.data() + 1, kv.value.data() + kv.value.size(), n);
-                if (r.ec == std::errc() && r.ptr == kv.value.data() + kv.value.size() && n > 0 && size_t(n) < model_count &&
-                    t.model_entity[size_t(n)] < 0) {
-                    model = n;
+            if (kv.key == "model")
+                if (const auto n = brush_model_number(kv.value);
+                    n && *n > 0 && *n < model_count && t.model_entity[size_t(*n)] < 0) {
+                    model = int64_t(*n);
                     continue;
                 }
-            }
             m.pairs.push_back(kv);
         }
         const bool world = m.get("classname") == "worldspawn";

@@ -1,6 +1,5 @@
 #include "builders.hpp"
 
-#include <charconv>
 #include <cstdio>
 
 namespace bspkit::model {
@@ -16,12 +15,10 @@ std::optional<Vec3> parse_vec3(std::string_view text) {
 void place_models(Map& map) {
     for (size_t e = 0; e < map.entities.size(); ++e) {
         const auto model = map.entities[e].find("model");
-        if (!model || model->size() < 2 || (*model)[0] != '*') continue;
-        uint32_t index = 0;
-        const auto [end, ec] = std::from_chars(model->data() + 1, model->data() + model->size(), index);
-        if (ec != std::errc() || end != model->data() + model->size()) continue;
+        const auto index = model ? brush_model_number(*model) : std::nullopt;
+        if (!index) continue;
         for (Model& m : map.models) {
-            if (m.index != index || m.entity >= 0) continue;
+            if (m.index != *index || m.entity >= 0) continue;
             m.entity = int32_t(e);
             if (auto origin = map.entities[e].find("origin"))
                 if (auto v = parse_vec3(*origin)) m.origin = *v;

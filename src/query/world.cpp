@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -44,10 +43,9 @@ std::vector<Vec3> model_origins(const Bsp& bsp, size_t models) {
     }
     for (const Entity& e : lump.entities) {
         const auto model = e.find("model");
-        if (!model || model->size() < 2 || (*model)[0] != '*') continue;
-        size_t index = 0;
-        const auto [end, ec] = std::from_chars(model->data() + 1, model->data() + model->size(), index);
-        if (ec != std::errc() || end != model->data() + model->size() || index >= models || seen[index]) continue;
+        const auto number = model ? brush_model_number(*model) : std::nullopt;
+        if (!number || *number >= models || seen[size_t(*number)]) continue;
+        const size_t index = size_t(*number);
         seen[index] = true;
         if (const auto origin = e.find("origin")) {
             Vec3 v;

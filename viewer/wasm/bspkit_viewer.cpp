@@ -35,7 +35,6 @@
 #include <emscripten/val.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -299,10 +298,8 @@ val locate(double x, double y, double z) {
 
 int32_t brush_model_of(const bspkit::Entity& e) {
     const auto m = e.find("model");
-    if (!m || m->size() < 2 || (*m)[0] != '*') return -1;
-    int32_t n = -1;
-    const auto [end, ec] = std::from_chars(m->data() + 1, m->data() + m->size(), n);
-    return ec == std::errc() && end == m->data() + m->size() && n >= 0 ? n : -1;
+    const auto n = m ? bspkit::brush_model_number(*m) : std::nullopt;
+    return n && *n <= uint64_t(INT32_MAX) ? int32_t(*n) : -1;
 }
 
 val entities() {

@@ -2,6 +2,7 @@
 #include <bspkit/entities.hpp>
 
 #include <algorithm>
+#include <charconv>
 
 namespace bspkit {
 
@@ -336,6 +337,15 @@ size_t decode_utf8(std::string_view s, size_t i, uint32_t& cp) {
 bool is_escape(uint32_t cp) { return cp >= kEscapeBase + 0x80 && cp <= kEscapeBase + 0xFF; }
 
 }  // namespace
+
+std::optional<uint64_t> brush_model_number(std::string_view value) {
+    if (value.size() < 2 || value[0] != '*') return std::nullopt;
+    const std::string_view digits = value.substr(1);
+    uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+    return n;
+}
 
 std::string bytes_to_utf8(std::string_view raw) {
     std::string out;
