@@ -35,8 +35,9 @@ NODE_DEBIAN_PACKAGES = nodejs npm
 TEST_NPM_TOOLS = tools/gltf-validator tools/render-check
 # `bspkit serve`'s HTTP server (bspkit-serve); make install and make test install it.
 SERVE_PACKAGES = libcpp-httplib-dev
-# Only `make bench` installs these: Embree 3 is query_bench's anchor (optional at build time).
-BENCH_PACKAGES = libembree-dev
+# Only `make bench` installs these: Embree 3 is query_bench's anchor (optional at build time); curl
+# fetches maps from `bspkit serve` in bench/serve_bench.sh.
+BENCH_PACKAGES = libembree-dev curl
 
 .PHONY: all deps test-deps demo build test test-sanitize bench fuzz clean install python-wheel viewer viewer-deps
 
@@ -180,6 +181,8 @@ bench: test-deps viewer
 	@for b in $(BUILD_DIR)/release/bench/*_bench; do echo "=== $$b"; $$b --benchmark_min_time=0.2 || exit 1; done
 	@echo "=== bench/viewer_bench.mjs (headless chromium, SwiftShader)"; \
 	  node bench/viewer_bench.mjs --site $(VIEWER_DIR)/site --corpus $(CORPUS) --bspkit $(BUILD_DIR)/release/bspkit
+	@echo "=== bench/serve_bench.sh (bspkit serve over HTTP vs reading the file, curl both)"; \
+	  bench/serve_bench.sh $(BUILD_DIR)/release/bspkit $(CORPUS)
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS, seeded from the corpus and the samples.
 FUZZ_SECONDS ?= 60
