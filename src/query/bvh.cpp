@@ -8,16 +8,27 @@
 namespace bspkit::query::detail {
 namespace {
 
-constexpr uint32_t kLeafItems = 4;   ///< at most this many items end a split at once
-constexpr uint32_t kMaxLeafItems = 8;  ///< a leaf may keep this many when no split pays
+constexpr uint32_t kLeafItems = 1;   ///< at most this many items end a split at once
+constexpr uint32_t kMaxLeafItems = 4;  ///< a leaf may keep this many when no split pays
 constexpr int kBins = 16;
 constexpr int kSahDepth = 32;        ///< below this depth, median splits bound the depth
+
+/// The binary tree the surface-area build makes, folded into Bvh4Node afterwards.
+struct BvhNode {
+    float lo[3], hi[3];
+    uint32_t index;  ///< leaf: first of Bvh::items; inner: the right child (the left one is this node + 1)
+    uint16_t count;  ///< items in a leaf (at least one), 0 for an inner node
+};
+
+struct Binary {
+    std::vector<BvhNode> nodes;
+};
 
 struct Builder {
     std::span<const Aabb> boxes;
     std::vector<uint32_t> order;  ///< indices into boxes
     std::vector<float> centre;    ///< 3 per box
-    Bvh& out;
+    Binary& out;
 
     static void grow(Aabb& a, const Aabb& b) {
         for (int k = 0; k < 3; ++k) {
@@ -109,7 +120,6 @@ struct Builder {
             std::nth_element(order.begin() + first, order.begin() + mid, order.begin() + first + count,
                              [&](uint32_t x, uint32_t y) { return centre[x * 3 + size_t(axis)] < centre[y * 3 + size_t(axis)]; });
         }
-        out.nodes[node].axis = uint8_t(axis);
         out.nodes[node].count = 0;
         out.nodes.push_back({});  // the left child follows its parent
         build(node + 1, first, mid - first, depth + 1);
@@ -120,12 +130,57 @@ struct Builder {
     }
 };
 
+float area_of(const BvhNode& n) {
+    const float x = n.hi[0] - n.lo[0], y = n.hi[1] - n.lo[1], z = n.hi[2] - n.lo[2];
+    return x * y + y * z + z * x;
+}
+
+/// Folds binary node `n` (inner) and up to three more binary levels below it
+/// into one Bvh4Node: its two children, then the inner one with the largest
+/// surface replaced by its own two until there are four. Returns its index.
+uint32_t fold(const Binary& bin, uint32_t n, std::vector<Bvh4Node>& out) {
+    uint32_t kids[4] = {n + 1, bin.nodes[n].index, 0, 0};
+    int count = 2;
+    while (count < 4) {
+        int open = -1;
+        for (int k = 0; k < count; ++k)
+            if (bin.nodes[kids[k]].count == 0 && (open < 0 || area_of(bin.nodes[kids[k]]) > area_of(bin.nodes[kids[open]])))
+                open = k;
+        if (open < 0) break;
+        const uint32_t inner = kids[open];
+        kids[open] = inner + 1;
+        kids[count++] = bin.nodes[inner].index;
+    }
+    const auto at = uint32_t(out.size());
+    out.emplace_back();
+    Bvh4Node folded{};
+    constexpr float big = std::numeric_limits<float>::max();
+    for (int k = 0; k < 4; ++k)
+        for (int a = 0; a < 3; ++a) {
+            folded.lo[a][k] = big;  // unused slots: masked out by `used`
+            folded.hi[a][k] = -big;
+        }
+    for (int k = 0; k < count; ++k) {
+        const BvhNode& child = bin.nodes[kids[k]];
+        for (int a = 0; a < 3; ++a) {
+            folded.lo[a][k] = child.lo[a];
+            folded.hi[a][k] = child.hi[a];
+        }
+        folded.count[k] = child.count;
+        folded.ref[k] = child.count ? child.index : fold(bin, kids[k], out);
+        folded.used = uint8_t(folded.used | 1u << k);
+    }
+    out[at] = folded;
+    return at;
+}
+
 }  // namespace
 
 Bvh Bvh::build(std::span<const Aabb> boxes, std::span<const uint32_t> ids) {
     Bvh bvh;
     if (boxes.empty()) return bvh;
-    Builder b{boxes, {}, {}, bvh};
+    Binary binary;
+    Builder b{boxes, {}, {}, binary};
     b.order.resize(boxes.size());
     b.centre.resize(boxes.size() * 3);
     for (size_t i = 0; i < boxes.size(); ++i) {
@@ -137,9 +192,25 @@ Bvh Bvh::build(std::span<const Aabb> boxes, std::span<const uint32_t> ids) {
             b.centre[i * 3 + size_t(k)] = std::isfinite(c) ? c : 0.0f;
         }
     }
-    bvh.nodes.reserve(2 * boxes.size());
-    bvh.nodes.push_back({});
+    binary.nodes.reserve(2 * boxes.size());
+    binary.nodes.push_back({});
     b.build(0, 0, uint32_t(boxes.size()), 0);
+    if (binary.nodes[0].count) {  // one leaf: a node whose only child it is
+        Bvh4Node root{};
+        const BvhNode& leaf = binary.nodes[0];
+        for (int a = 0; a < 3; ++a)
+            for (int k = 0; k < 4; ++k) {
+                root.lo[a][k] = leaf.lo[a];
+                root.hi[a][k] = leaf.hi[a];
+            }
+        root.ref[0] = leaf.index;
+        root.count[0] = leaf.count;
+        root.used = 1;
+        bvh.nodes.push_back(root);
+    } else {
+        bvh.nodes.reserve(binary.nodes.size() / 2 + 1);
+        fold(binary, 0, bvh.nodes);
+    }
     bvh.items.resize(boxes.size());
     for (size_t i = 0; i < boxes.size(); ++i) bvh.items[i] = ids[b.order[i]];
     return bvh;

@@ -2,15 +2,21 @@
 // built with binned surface-area splits and walked front to back along a
 // segment: the traces' acceleration structure. The BSP tree decides what a
 // point is in; for a moving point or box the set of brushes it can touch is
-// the same whichever structure finds them, and this one is shallower and
-// laid out for the cache (a node is 32 bytes, the left child follows its
-// parent).
+// the same whichever structure finds them, and this one is shallower: four
+// children to a node, whose boxes one SIMD test meets at once (SSE2 on x86;
+// the same arithmetic lane by lane elsewhere, e.g. WebAssembly).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <utility>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace bspkit::query::detail {
 
@@ -18,17 +24,20 @@ struct Aabb {
     float lo[3], hi[3];
 };
 
-struct BvhNode {
-    float lo[3], hi[3];
-    uint32_t index;  ///< leaf: first of Bvh::items; inner: the right child (the left one is this node + 1)
-    uint16_t count;  ///< items in a leaf, 0 for an inner node
-    uint8_t axis;    ///< inner: the split axis (walk order)
-    uint8_t pad = 0;
+/// Four children per node, their boxes side by side (x of all four, then y,
+/// z) so one SIMD test meets all four: the BVH a walk reads. It is the binary
+/// build's tree with every other level folded in, so it has the same leaves.
+struct alignas(16) Bvh4Node {
+    float lo[3][4], hi[3][4];
+    uint32_t ref[4];    ///< count 0: the child node's index; else the leaf's first of Bvh::items
+    uint16_t count[4];  ///< items in a leaf child, 0 for a node child
+    uint8_t used;       ///< bit k: slot k holds a child
+    uint8_t pad[7] = {};
 };
-static_assert(sizeof(BvhNode) == 32);
+static_assert(sizeof(Bvh4Node) == 128);
 
 struct Bvh {
-    std::vector<BvhNode> nodes;
+    std::vector<Bvh4Node> nodes;
     std::vector<uint32_t> items;  ///< ids as given to build(), in leaf order
 
     /// boxes[i] belongs to ids[i]; every box must be finite. Depth stays
@@ -46,65 +55,79 @@ template <class Visit>
 void walk(const Bvh& bvh, const float start[3], const float dir[3], const float grow_lo[3], const float grow_hi[3],
           const float& tmax, Visit&& visit) {
     if (bvh.nodes.empty()) return;
-    float inv[3];
-    for (int a = 0; a < 3; ++a) inv[a] = dir[a] != 0 ? 1.0f / dir[a] : 0.0f;
-    // Where the segment enters a node's grown box (t0), or false when it misses it.
-    auto enters = [&](const BvhNode& node, float& t0) {
-        t0 = 0;
-        float t1 = tmax;
-        for (int a = 0; a < 3; ++a) {
-            const float lo = node.lo[a] - grow_lo[a], hi = node.hi[a] + grow_hi[a];
-            if (dir[a] == 0) {
-                if (start[a] < lo || start[a] > hi) return false;
-                continue;
-            }
-            float ta = (lo - start[a]) * inv[a], tb = (hi - start[a]) * inv[a];
-            if (ta > tb) std::swap(ta, tb);
-            t0 = ta > t0 ? ta : t0;
-            t1 = tb < t1 ? tb : t1;
-            if (t0 > t1) return false;
-        }
-        return true;
-    };
+    // Per axis, t = (bound - origin) * inv: the low bounds meet start + grow_lo, the high ones
+    // start - grow_hi. A direction too small to invert gets a huge inverse: the slab is then
+    // everything or nothing (the boxes carry a margin, so a start on a face is conservative).
+    float inv[3], from_lo[3], from_hi[3];
+    for (int a = 0; a < 3; ++a) {
+        inv[a] = std::fabs(dir[a]) > 1e-20f ? 1.0f / dir[a] : 1e30f;
+        from_lo[a] = start[a] + grow_lo[a];
+        from_hi[a] = start[a] - grow_hi[a];
+    }
     struct Pending {
-        uint32_t node;
-        float t0;
+        uint32_t ref;
+        uint32_t count;  ///< 0: a node
+        float t0;        ///< where the segment enters it
     };
-    Pending stack[64];
+    // A node pushes at most three pending children and the tree is under 64 deep.
+    Pending stack[3 * 64 + 4];
     int sp = 0;
-    float t_root;
-    if (!enters(bvh.nodes[0], t_root)) return;
-    uint32_t n = 0;
+    Pending cur{0, 0, 0};
     for (;;) {
-        const BvhNode& node = bvh.nodes[n];
-        if (node.count) {
-            for (uint32_t i = node.index; i < node.index + node.count; ++i)
+        if (cur.count) {
+            for (uint32_t i = cur.ref; i < cur.ref + cur.count; ++i)
                 if (!visit(bvh.items[i])) return;
         } else {
-            // Both children tested here: the nearer next, the farther kept with
-            // its entry so that a hit found meanwhile drops it unread.
-            uint32_t near = n + 1, far = node.index;
-            float t_near, t_far;
-            const bool hit_near = enters(bvh.nodes[near], t_near), hit_far = enters(bvh.nodes[far], t_far);
-            if (hit_near && hit_far) {
-                if (t_far < t_near) {
-                    std::swap(near, far);
-                    std::swap(t_near, t_far);
-                }
-                if (sp < 64) stack[sp++] = {far, t_far};
-                n = near;
-                continue;
+            const Bvh4Node& node = bvh.nodes[cur.ref];
+            float t0[4], t1[4];
+#if defined(__SSE2__)
+            __m128 near = _mm_setzero_ps(), far = _mm_set1_ps(tmax);
+            for (int a = 0; a < 3; ++a) {
+                const __m128 i4 = _mm_set1_ps(inv[a]);
+                const __m128 ta = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(node.lo[a]), _mm_set1_ps(from_lo[a])), i4);
+                const __m128 tb = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(node.hi[a]), _mm_set1_ps(from_hi[a])), i4);
+                near = _mm_max_ps(near, _mm_min_ps(ta, tb));
+                far = _mm_min_ps(far, _mm_max_ps(ta, tb));
             }
-            if (hit_near || hit_far) {
-                n = hit_near ? near : far;
+            _mm_storeu_ps(t0, near);
+            _mm_storeu_ps(t1, far);
+            unsigned hit = unsigned(_mm_movemask_ps(_mm_cmple_ps(near, far))) & node.used;
+#else
+            unsigned hit = 0;
+            for (int k = 0; k < 4; ++k) {
+                float n = 0, f = tmax;
+                for (int a = 0; a < 3; ++a) {
+                    const float ta = (node.lo[a][k] - from_lo[a]) * inv[a], tb = (node.hi[a][k] - from_hi[a]) * inv[a];
+                    n = std::max(n, std::min(ta, tb));
+                    f = std::min(f, std::max(ta, tb));
+                }
+                t0[k] = n;
+                t1[k] = f;
+                hit |= unsigned(n <= f) << k;
+            }
+            hit &= node.used;
+#endif
+            // The children met, farthest first onto the stack; the nearest is next.
+            Pending met[4];
+            int m = 0;
+            for (int k = 0; k < 4; ++k) {
+                if (!(hit >> k & 1)) continue;
+                Pending p{node.ref[k], node.count[k], t0[k]};
+                int j = m++;
+                for (; j > 0 && met[j - 1].t0 < p.t0; --j) met[j] = met[j - 1];  // t0 descending
+                met[j] = p;
+            }
+            if (m) {
+                for (int k = 0; k + 1 < m; ++k) stack[sp++] = met[k];
+                cur = met[m - 1];
                 continue;
             }
         }
-        for (;;) {  // the next pending node the segment still reaches
+        for (;;) {  // the next pending child the segment still reaches
             if (sp == 0) return;
             const Pending p = stack[--sp];
             if (p.t0 <= tmax) {
-                n = p.node;
+                cur = p;
                 break;
             }
         }
