@@ -19,7 +19,7 @@ namespace bspkit::query::detail {
 struct Plane {
     float n[3];
     float d;
-    int32_t type;  ///< 0-2: axial along x / y / z; 3: any other
+    int32_t type;  ///< 0-2: normal +x / +y / +z (distance = that coordinate - d); 3: any other
 };
 
 /// A tree node; a child < 0 is ~leaf (leaf = -child - 1), in the tree's leaf table.
@@ -101,7 +101,8 @@ struct Collision {
 [[noreturn]] void fail(const Bsp& bsp, const std::string& lump, int64_t record, uint32_t record_bytes,
                        const std::string& what);
 
-/// Plane type for a normal (axial or not).
+/// Plane type for a normal: 0-2 only for +x / +y / +z (a normal down an
+/// axis is type 3, measured with its sign).
 int32_t plane_type(const float n[3]);
 
 /// Entity origins of brush models ("model" "*N" + "origin").

@@ -28,7 +28,7 @@ namespace detail {
 
 int32_t plane_type(const float n[3]) {
     for (int i = 0; i < 3; ++i)
-        if (n[i] == 1.0f || n[i] == -1.0f) return n[(i + 1) % 3] == 0 && n[(i + 2) % 3] == 0 ? i : 3;
+        if (n[i] == 1.0f) return n[(i + 1) % 3] == 0 && n[(i + 2) % 3] == 0 ? i : 3;
     return 3;
 }
 
@@ -294,10 +294,12 @@ void World::Impl::pack_brushes() {
             const PackedSide ps{{p.n[0], p.n[1], p.n[2]}, p.d, side.surface};
             sides_all.push_back(ps);
             if (!side.bevel) sides_point.push_back(ps);
-            // An axial side bounds the brush (bevels too: they touch the brush without cutting it).
-            if (p.type < 3 && std::fabs(p.n[p.type]) == 1.0f) {
-                if (p.n[p.type] > 0) pb.hi[p.type] = std::min(pb.hi[p.type], p.d);
-                else pb.lo[p.type] = std::max(pb.lo[p.type], -p.d);
+            // An axial side bounds the brush (bevels too: they touch the brush without cutting it);
+            // the sides facing down an axis are axial too, though not of an axial type.
+            for (int a = 0; a < 3; ++a) {
+                if (std::fabs(p.n[a]) != 1.0f || p.n[(a + 1) % 3] != 0 || p.n[(a + 2) % 3] != 0) continue;
+                if (p.n[a] > 0) pb.hi[a] = std::min(pb.hi[a], p.d);
+                else pb.lo[a] = std::max(pb.lo[a], -p.d);
             }
         }
         pb.num_all = uint32_t(sides_all.size()) - pb.first_all;

@@ -105,6 +105,32 @@ TEST(Query, Quake1WithoutClipnodesHasNoHulls) {
     }
 }
 
+// The same room with its node on the plane -x = 64 (normal -x, children
+// swapped): one place, named the other way round. An axial plane whose normal
+// points down its axis must not be measured as if it pointed up (x - d instead
+// of -x - d would put the whole room in solid).
+TEST(Query, NegativeAxialNodePlaneIsMeasuredWithItsSign) {
+    const Bsp bsp = q1([](Room& m) {
+        auto plane = m.planes[size_t(m.nodes[0].planenum)];
+        plane.normal[0] = -1, plane.normal[1] = plane.normal[2] = 0;
+        plane.dist = 64;
+        m.nodes[0].planenum = int32_t(m.planes.size());
+        m.planes.push_back(plane);
+        std::swap(m.nodes[0].children[0], m.nodes[0].children[1]);
+    });
+    const World w = World::prepare(bsp);
+    EXPECT_EQ(w.leaf_at({0, 0, 64}).leaf, 1);
+    EXPECT_FALSE(w.contents({0, 0, 64}).solid());
+    EXPECT_EQ(w.leaf_at({-100, 0, 64}).leaf, 0);
+    EXPECT_TRUE(w.contents({-100, 0, 64}).solid());
+    query::TraceOptions hull0;
+    hull0.hull = 0;
+    const auto t = w.trace({0, 0, 64}, {-128, 0, 64}, hull0);
+    EXPECT_FALSE(t.startsolid);
+    EXPECT_NEAR(t.end.x, -64, 0.1);
+    EXPECT_EQ(t.normal.x, 1);
+}
+
 TEST(Query, HostileTreesAreRefused) {
     // A node that is its own child: a cycle.
     EXPECT_NE(prepare_error(q1([](Room& m) { m.nodes[0].children[0] = 0; })).find("cycle"), std::string::npos);
