@@ -9,6 +9,10 @@
 #include <cmath>
 #include <limits>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace bspkit::query {
 using namespace detail;
 
@@ -194,6 +198,89 @@ struct BoxTrace {
         if (!(brush_rec.mask_bits & mask) || !may_touch(brush_rec.lo, brush_rec.hi)) return;
         const PackedSide* sides =
             point ? &w.sides_point[brush_rec.first_point] : &w.sides_all[brush_rec.first_all];
+#if defined(__SSE2__)
+        const SideBlock* blocks =
+            point ? &w.blocks_point[brush_rec.first_block_point] : &w.blocks_all[brush_rec.first_block_all];
+        clip_blocks(b, brush_rec, sides, blocks, (num_sides + 3) / 4);
+#else
+        clip_sides(b, brush_rec, sides, num_sides);
+#endif
+    }
+
+#if defined(__SSE2__)
+    /// clip_sides() four sides at a time: the same arithmetic in the same
+    /// order per side, so the same results to the bit; of the sides that
+    /// enter last, the first in order is the one reported, as there.
+    void clip_blocks(uint32_t b, const PackedBrush& brush_rec, const PackedSide* sides, const SideBlock* blocks,
+                     uint32_t num_blocks) {
+        const __m128 sx = _mm_set1_ps(start[0]), sy = _mm_set1_ps(start[1]), sz = _mm_set1_ps(start[2]);
+        const __m128 ex = _mm_set1_ps(end[0]), ey = _mm_set1_ps(end[1]), ez = _mm_set1_ps(end[2]);
+        const __m128 zero = _mm_setzero_ps(), one = _mm_set1_ps(1.0f), epsv = _mm_set1_ps(eps);
+        __m128 any_d1 = zero, any_d2 = zero;  // lanes where a side had the start / end in front
+        __m128 enter = _mm_set1_ps(-1.0f), leave = one;
+        __m128i enter_side = _mm_set1_epi32(-1);
+        __m128i lane_side = _mm_setr_epi32(0, 1, 2, 3);
+        const __m128i four = _mm_set1_epi32(4);
+        for (uint32_t k = 0; k < num_blocks; ++k, lane_side = _mm_add_epi32(lane_side, four)) {
+            const SideBlock& block = blocks[k];
+            const __m128 nx = _mm_load_ps(block.nx), ny = _mm_load_ps(block.ny), nz = _mm_load_ps(block.nz);
+            __m128 dist = _mm_load_ps(block.d);
+            if (!point) {  // push each plane out by the box corner nearest to it
+                const __m128 cx = _mm_or_ps(_mm_and_ps(_mm_cmplt_ps(nx, zero), _mm_set1_ps(maxs[0])),
+                                            _mm_andnot_ps(_mm_cmplt_ps(nx, zero), _mm_set1_ps(mins[0])));
+                const __m128 cy = _mm_or_ps(_mm_and_ps(_mm_cmplt_ps(ny, zero), _mm_set1_ps(maxs[1])),
+                                            _mm_andnot_ps(_mm_cmplt_ps(ny, zero), _mm_set1_ps(mins[1])));
+                const __m128 cz = _mm_or_ps(_mm_and_ps(_mm_cmplt_ps(nz, zero), _mm_set1_ps(maxs[2])),
+                                            _mm_andnot_ps(_mm_cmplt_ps(nz, zero), _mm_set1_ps(mins[2])));
+                dist = _mm_sub_ps(dist, _mm_mul_ps(nx, cx));
+                dist = _mm_sub_ps(dist, _mm_mul_ps(ny, cy));
+                dist = _mm_sub_ps(dist, _mm_mul_ps(nz, cz));
+            }
+            const __m128 d1 = _mm_sub_ps(
+                _mm_add_ps(_mm_add_ps(_mm_mul_ps(nx, sx), _mm_mul_ps(ny, sy)), _mm_mul_ps(nz, sz)), dist);
+            const __m128 d2 = _mm_sub_ps(
+                _mm_add_ps(_mm_add_ps(_mm_mul_ps(nx, ex), _mm_mul_ps(ny, ey)), _mm_mul_ps(nz, ez)), dist);
+            const __m128 d1_out = _mm_cmpgt_ps(d1, zero), d2_out = _mm_cmpgt_ps(d2, zero);
+            any_d1 = _mm_or_ps(any_d1, d1_out);
+            any_d2 = _mm_or_ps(any_d2, d2_out);
+            // Completely in front of a face: no intersection with this brush.
+            const __m128 front = _mm_and_ps(d1_out, _mm_or_ps(_mm_cmpge_ps(d2, epsv), _mm_cmpge_ps(d2, d1)));
+            if (_mm_movemask_ps(front)) return;
+            const __m128 crosses = _mm_or_ps(d1_out, d2_out);
+            const __m128 entering = _mm_and_ps(crosses, _mm_cmpgt_ps(d1, d2));
+            const __m128 leaving = _mm_andnot_ps(_mm_cmpgt_ps(d1, d2), crosses);
+            const __m128 denom = _mm_sub_ps(d1, d2);
+            const __m128 f_enter = _mm_max_ps(_mm_div_ps(_mm_sub_ps(d1, epsv), denom), zero);  // = std::max(0, f), NaN included
+            const __m128 f_leave = _mm_min_ps(_mm_div_ps(_mm_add_ps(d1, epsv), denom), one);  // = std::min(1, f)
+            const __m128 later = _mm_and_ps(entering, _mm_cmpgt_ps(f_enter, enter));
+            enter = _mm_or_ps(_mm_and_ps(later, f_enter), _mm_andnot_ps(later, enter));
+            const __m128i later_i = _mm_castps_si128(later);
+            enter_side = _mm_or_si128(_mm_and_si128(later_i, lane_side), _mm_andnot_si128(later_i, enter_side));
+            const __m128 sooner = _mm_and_ps(leaving, _mm_cmplt_ps(f_leave, leave));
+            leave = _mm_or_ps(_mm_and_ps(sooner, f_leave), _mm_andnot_ps(sooner, leave));
+        }
+        float enters[4], leaves[4];
+        int32_t enter_sides[4];
+        _mm_storeu_ps(enters, enter);
+        _mm_storeu_ps(leaves, leave);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(enter_sides), enter_side);
+        float best_enter = -1, best_leave = 1;
+        int32_t best_side = -1;
+        for (int j = 0; j < 4; ++j) {
+            best_leave = std::min(best_leave, leaves[j]);
+            if (enter_sides[j] < 0) continue;
+            if (enters[j] > best_enter || (enters[j] == best_enter && enter_sides[j] < best_side)) {
+                best_enter = enters[j];
+                best_side = enter_sides[j];
+            }
+        }
+        finish_clip(b, brush_rec, _mm_movemask_ps(any_d1) != 0, _mm_movemask_ps(any_d2) != 0, best_enter, best_leave,
+                    best_side >= 0 ? &sides[best_side] : nullptr);
+    }
+#endif
+
+    /// The clip one side after another (CM_ClipBoxToBrush).
+    void clip_sides(uint32_t b, const PackedBrush& brush_rec, const PackedSide* sides, uint32_t num_sides) {
         float enter = -1, leave = 1;
         const PackedSide* clip = nullptr;
         bool getout = false, startout = false;
@@ -220,6 +307,12 @@ struct BoxTrace {
                 if (f < leave) leave = f;
             }
         }
+        finish_clip(b, brush_rec, startout, getout, enter, leave, clip);
+    }
+
+    /// A brush's clip applied to the trace: a solid start, or a nearer hit.
+    void finish_clip(uint32_t b, const PackedBrush& brush_rec, bool startout, bool getout, float enter, float leave,
+                     const PackedSide* clip) {
         if (!startout) {  // the start is inside this brush
             startsolid = true;
             if (!getout) {

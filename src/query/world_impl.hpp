@@ -15,6 +15,9 @@ struct PackedBrush {
     float lo[3], hi[3];
     uint32_t first_all = 0, num_all = 0;      ///< into World::Impl::sides_all
     uint32_t first_point = 0, num_point = 0;  ///< into World::Impl::sides_point
+    /// The same sides four at a time (World::Impl::blocks_all / blocks_point),
+    /// (num_all + 3) / 4 and (num_point + 3) / 4 blocks.
+    uint32_t first_block_all = 0, first_block_point = 0;
     int32_t contents = 0;
     uint32_t mask_bits = 0;  ///< what a trace's mask is tested against (Collision::mask_bits_of)
 };
@@ -22,6 +25,13 @@ struct PackedSide {
     float n[3];
     float d;
     uint32_t surface;
+};
+/// Four consecutive sides of a brush, each coordinate side by side, for one
+/// SIMD step of the clip. A brush's last block is filled up with sides no
+/// segment is in front of (normal 0, distance FLT_MAX: every point is far
+/// behind them), which change nothing.
+struct alignas(16) SideBlock {
+    float nx[4], ny[4], nz[4], d[4];
 };
 
 inline float axis(Vec3 v, int i) noexcept { return i == 0 ? v.x : i == 1 ? v.y : v.z; }
@@ -31,6 +41,7 @@ struct World::Impl {
     detail::Bvh triangle_bvh;          ///< over Collision::triangles (line traces)
     std::vector<PackedBrush> brushes;  ///< brush families: one per Collision::brushes
     std::vector<PackedSide> sides_all, sides_point;
+    std::vector<SideBlock> blocks_all, blocks_point;
     /// The world's brushes (those in the leaves under model 0's head node):
     /// the bounded ones in a BVH, the rest (no axial sides) clipped every time.
     detail::Bvh world_brush_bvh;
