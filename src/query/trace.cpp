@@ -315,15 +315,23 @@ struct BoxTrace {
                      const PackedSide* clip) {
         if (!startout) {  // the start is inside this brush
             startsolid = true;
-            if (!getout) {
+            // No way out: no impact plane either (whatever brush was met before).
+            // Of several such brushes, the lowest-numbered, whatever the BVH's order.
+            if (!getout && (!allsolid || int32_t(b) < brush)) {
                 allsolid = true;
                 fraction = 0;
                 contents = brush_rec.contents;
                 brush = int32_t(b);
+                plane = nullptr;
+                surface = 0;
             }
             return;
         }
-        if (enter < leave && enter > -1 && enter < fraction && clip) {
+        if (allsolid) return;  // nothing is nearer than a trace that never leaves solid
+        // Brushes entered at the same fraction (a face two brushes share): the
+        // lowest-numbered one is reported, whatever order the BVH met them in.
+        const bool nearer = enter < fraction || (enter == fraction && brush >= 0 && int32_t(b) < brush);
+        if (enter < leave && enter > -1 && nearer && clip) {
             fraction = std::max(0.0f, enter);
             plane = clip;
             surface = clip->surface;
@@ -335,7 +343,7 @@ struct BoxTrace {
 
 // ---- triangles (line traces) --------------------------------------------------
 
-/// Möller-Trumbore, both sides; returns t in [0, tmax) or a negative value.
+/// Möller-Trumbore, both sides; returns t in [0, tmax] or a negative value.
 float ray_triangle(const float o[3], const float d[3], const Triangle& t, float tmax) {
     const float e1[3] = {t.b.x - t.a.x, t.b.y - t.a.y, t.b.z - t.a.z};
     const float e2[3] = {t.c.x - t.a.x, t.c.y - t.a.y, t.c.z - t.a.z};
@@ -350,7 +358,7 @@ float ray_triangle(const float o[3], const float d[3], const Triangle& t, float 
     const float v = (d[0] * qv[0] + d[1] * qv[1] + d[2] * qv[2]) * inv;
     if (v < 0 || u + v > 1) return -1;
     const float t_hit = (e2[0] * qv[0] + e2[1] * qv[1] + e2[2] * qv[2]) * inv;
-    return t_hit >= 0 && t_hit < tmax ? t_hit : -1;
+    return t_hit >= 0 && t_hit <= tmax ? t_hit : -1;
 }
 
 }  // namespace
@@ -414,14 +422,13 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
         const int32_t brush_before = bt.brush;
         if (m == 0) {
             const float dir[3] = {e.v[0] - s.v[0], e.v[1] - s.v[1], e.v[2] - s.v[2]};
+            // An allsolid trace goes on too (its fraction is 0, so only the brushes
+            // around the start are left), for the lowest-numbered brush holding it.
             walk(w.world_brush_bvh, s.v, dir, grow_lo, grow_hi, bt.fraction, [&](uint32_t b) {
                 bt.clip_brush(b);
-                return !bt.allsolid;
+                return true;
             });
-            for (const uint32_t b : w.world_unbounded) {
-                if (bt.allsolid) break;
-                bt.clip_brush(b);
-            }
+            for (const uint32_t b : w.world_unbounded) bt.clip_brush(b);
         } else {
             for (const uint32_t b : model.brushes) {
                 bt.clip_brush(b);
@@ -436,6 +443,7 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
 
     // Displacement / patch triangles, line traces only (as Source's and Quake 3's engines do for rays).
     bool tri_hit = false;
+    uint32_t tri_id = 0;
     Vec3 tri_normal{};
     const Vec3 delta = end_v - start_v;
     const float length = float(model::length(delta));
@@ -448,8 +456,11 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
             if (!(uint32_t(tri.contents) & mask)) return true;
             const float t = ray_triangle(o3, d3, tri, best);
             if (t < 0) return true;
+            // A tie (an edge two triangles share): the lowest-numbered one, whatever the BVH's order.
+            if (!(t < best || (tri_hit && id < tri_id))) return true;
             best = t;
             tri_hit = true;
+            tri_id = id;
             const Vec3 nrm = model::normalized(model::cross(tri.b - tri.a, tri.c - tri.a));
             tri_normal = model::dot(nrm, delta) > 0 ? nrm * -1.0f : nrm;
             bt.contents = tri.contents;
