@@ -312,6 +312,37 @@ TEST(Query, SharedSubtreeLatticeUnderABrushModel) {
     EXPECT_GT(blocked, 0);
 }
 
+// Eight copies of the solid room brush, listed by the leaf last one first:
+// every trace into them enters all eight at once. The one reported is brush
+// 0, the lowest-numbered, not whichever the BVH happened to meet first, and a
+// trace that never leaves them reports brush 0 and no impact plane.
+TEST(Query, TiedBrushesReportTheLowestNumbered) {
+    Quake2Map m;
+    make_room_brush_solid(m);
+    const auto first = m.brushes[0];
+    m.brushes.clear();
+    m.leafbrushes.clear();
+    for (uint16_t b = 0; b < 8; ++b) {
+        m.brushes.push_back(first);
+        m.leafbrushes.push_back({uint16_t(7 - b)});
+    }
+    m.leafs[1].numleafbrushes = 8;
+    const World w = World::prepare(Bsp::parse(m.build(), "tied.bsp"));
+    int hits = 0;
+    for (const auto& [from, to] : kRoomSegments)
+        for (const auto& o : {query::TraceOptions{}, query::TraceOptions::box({-16, -16, -16}, {16, 16, 16})}) {
+            const auto r = w.trace(from, to, o);
+            if (r.fraction >= 1 && !r.startsolid) continue;
+            ++hits;
+            EXPECT_EQ(r.brush, 0) << from.x << " " << from.y << " " << from.z;
+        }
+    EXPECT_GT(hits, 4);
+    const auto inside = w.trace({0, 0, 64}, {10, 0, 64});
+    EXPECT_TRUE(inside.allsolid);
+    EXPECT_EQ(inside.brush, 0);
+    EXPECT_EQ(inside.normal, (Vec3{0, 0, 0}));
+}
+
 // Boxes with NaN or infinite corners (a hostile patch or displacement vertex):
 // the binned build used int(NaN) as a bin index and wrote 8 GB below the
 // stack (fuzz_query). The build ends, every id is kept once, finite boxes are
