@@ -112,14 +112,17 @@ struct TraceOptions {
 struct TraceResult {
     float fraction = 1;        ///< 0..1 of the way from start to end before the hit
     Vec3 end;                  ///< start + fraction * (end - start)
-    Vec3 normal;               ///< of the plane hit (zero when nothing was hit)
+    Vec3 normal;               ///< of the plane hit (zero when nothing was hit, and for brush-family allsolid traces)
     float dist = 0;            ///< plane distance (in model space for brush models)
     bool startsolid = false;   ///< the start point was in solid
     bool allsolid = false;     ///< the whole trace was in solid
     Contents contents;         ///< of what was hit (brush / leaf contents)
     uint32_t surface_flags = 0;  ///< engine surface flags of the side hit (SURF_*), 0 for Quake 1
     int32_t model = -1;        ///< model hit (0 = world), -1 = nothing
-    int32_t brush = -1;        ///< brush hit (brush families), -1 otherwise
+    /// Brush hit (brush families), -1 otherwise. Brushes met at the same
+    /// fraction (a shared face), or all holding an allsolid trace: the
+    /// lowest-numbered; triangles hit at the same distance: the same rule.
+    int32_t brush = -1;
     bool triangle = false;     ///< hit a displacement / patch triangle
     bool hit() const noexcept { return fraction < 1 || startsolid; }
 };
