@@ -14,8 +14,14 @@
 #include <utility>
 #include <vector>
 
-#if defined(__SSE2__)
+// The traces' SIMD paths (SSE2, every x86-64); elsewhere (WebAssembly, ARM)
+// the same arithmetic runs lane by lane. BSPKIT_QUERY_SCALAR forces those
+// paths on x86 too: the query_scalar_tests build does, so they are tested.
+#if defined(__SSE2__) && !defined(BSPKIT_QUERY_SCALAR)
+#define BSPKIT_QUERY_SSE2 1
 #include <emmintrin.h>
+#else
+#define BSPKIT_QUERY_SSE2 0
 #endif
 
 namespace bspkit::query::detail {
@@ -79,8 +85,8 @@ void walk(const Bvh& bvh, const float start[3], const float dir[3], const float 
                 if (!visit(bvh.items[i])) return;
         } else {
             const Bvh4Node& node = bvh.nodes[cur.ref];
-            float t0[4], t1[4];
-#if defined(__SSE2__)
+            float t0[4];
+#if BSPKIT_QUERY_SSE2
             __m128 near = _mm_setzero_ps(), far = _mm_set1_ps(tmax);
             for (int a = 0; a < 3; ++a) {
                 const __m128 i4 = _mm_set1_ps(inv[a]);
@@ -90,7 +96,6 @@ void walk(const Bvh& bvh, const float start[3], const float dir[3], const float 
                 far = _mm_min_ps(far, _mm_max_ps(ta, tb));
             }
             _mm_storeu_ps(t0, near);
-            _mm_storeu_ps(t1, far);
             unsigned hit = unsigned(_mm_movemask_ps(_mm_cmple_ps(near, far))) & node.used;
 #else
             unsigned hit = 0;
@@ -102,7 +107,6 @@ void walk(const Bvh& bvh, const float start[3], const float dir[3], const float 
                     f = std::min(f, std::max(ta, tb));
                 }
                 t0[k] = n;
-                t1[k] = f;
                 hit |= unsigned(n <= f) << k;
             }
             hit &= node.used;

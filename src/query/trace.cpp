@@ -9,9 +9,6 @@
 #include <cmath>
 #include <limits>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace bspkit::query {
 using namespace detail;
@@ -198,7 +195,7 @@ struct BoxTrace {
         if (!(brush_rec.mask_bits & mask) || !may_touch(brush_rec.lo, brush_rec.hi)) return;
         const PackedSide* sides =
             point ? &w.sides_point[brush_rec.first_point] : &w.sides_all[brush_rec.first_all];
-#if defined(__SSE2__)
+#if BSPKIT_QUERY_SSE2
         const SideBlock* blocks =
             point ? &w.blocks_point[brush_rec.first_block_point] : &w.blocks_all[brush_rec.first_block_all];
         clip_blocks(b, brush_rec, sides, blocks, (num_sides + 3) / 4);
@@ -207,7 +204,7 @@ struct BoxTrace {
 #endif
     }
 
-#if defined(__SSE2__)
+#if BSPKIT_QUERY_SSE2
     /// clip_sides() four sides at a time: the same arithmetic in the same
     /// order per side, so the same results to the bit; of the sides that
     /// enter last, the first in order is the one reported, as there.
