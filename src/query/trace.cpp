@@ -9,7 +9,6 @@
 #include <cmath>
 #include <limits>
 
-
 namespace bspkit::query {
 using namespace detail;
 
