@@ -400,7 +400,7 @@ LeafInfo World::leaf_at(Vec3 point) const {
     out.leaf = leaf;
     out.cluster = l.cluster;
     out.area = l.area;
-    out.contents = contents(point);
+    out.contents = impl_->contents_in(l, point);
     return out;
 }
 
@@ -409,15 +409,23 @@ Contents World::contents(Vec3 point) const {
     const Tree& t = c.trees[0];
     const int32_t leaf = impl_->point_leaf(t, c.models[0].root[0], point);
     if (leaf < 0 || size_t(leaf) >= t.leafs.size()) return {};
-    const Leaf& l = t.leafs[size_t(leaf)];
+    return impl_->contents_in(t.leafs[size_t(leaf)], point);
+}
+
+Contents World::Impl::contents_in(const Leaf& l, Vec3 point) const {
     int32_t raw = l.contents;
     if (c.contents_from_brushes) {
         int32_t from_brushes = 0;
+        const float at[3] = {point.x, point.y, point.z};
         for (uint32_t i = 0; i < l.num_brushes; ++i) {
-            const Brush& b = c.brushes[c.leaf_brushes[l.first_brush + i]];
+            // The packed brush: its bounds first (beyond them, one of its axial sides
+            // has the point in front, the same answer to the bit), then every side.
+            const PackedBrush& b = brushes[c.leaf_brushes[l.first_brush + i]];
             bool inside = true;
-            for (uint32_t s = 0; s < b.num_sides && inside; ++s) {
-                const Plane& p = c.planes[size_t(c.sides[b.first_side + s].plane)];
+            for (int a = 0; a < 3 && inside; ++a) inside = at[a] >= b.lo[a] && at[a] <= b.hi[a];
+            const PackedSide* sides = &sides_all[b.first_all];
+            for (uint32_t s = 0; s < b.num_all && inside; ++s) {
+                const PackedSide& p = sides[s];
                 inside = p.n[0] * point.x + p.n[1] * point.y + p.n[2] * point.z - p.d <= 0;
             }
             if (inside) from_brushes |= b.contents;

@@ -61,6 +61,9 @@ struct World::Impl {
         }
         return ~num;
     }
+    /// What `point`, found in world leaf `l`, is in: the leaf's contents, or
+    /// those of the leaf's brushes holding it where the family says so.
+    Contents contents_in(const detail::Leaf& l, Vec3 point) const;
     /// Throws Error when Quake 1 hull `hull` is out of range or not in the file.
     void require_hull(int hull) const;
 };
