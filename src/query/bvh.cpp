@@ -20,15 +20,11 @@ struct BvhNode {
     uint16_t count;  ///< items in a leaf (at least one), 0 for an inner node
 };
 
-struct Binary {
-    std::vector<BvhNode> nodes;
-};
-
 struct Builder {
     std::span<const Aabb> boxes;
     std::vector<uint32_t> order;  ///< indices into boxes
     std::vector<float> centre;    ///< 3 per box
-    Binary& out;
+    std::vector<BvhNode>& out;  ///< the binary tree being built
 
     static void grow(Aabb& a, const Aabb& b) {
         for (int k = 0; k < 3; ++k) {
@@ -46,8 +42,8 @@ struct Builder {
     }
 
     void make_leaf(uint32_t node, uint32_t first, uint32_t count) {
-        out.nodes[node].index = first;
-        out.nodes[node].count = uint16_t(count);
+        out[node].index = first;
+        out[node].count = uint16_t(count);
     }
 
     void build(uint32_t node, uint32_t first, uint32_t count, int depth) {
@@ -59,7 +55,7 @@ struct Builder {
                          {centre[b * 3], centre[b * 3 + 1], centre[b * 3 + 2]}};
             grow(cbounds, c);
         }
-        BvhNode& n = out.nodes[node];
+        BvhNode& n = out[node];
         std::copy(bounds.lo, bounds.lo + 3, n.lo);
         std::copy(bounds.hi, bounds.hi + 3, n.hi);
         if (count <= kLeafItems) return make_leaf(node, first, count);
@@ -120,12 +116,12 @@ struct Builder {
             std::nth_element(order.begin() + first, order.begin() + mid, order.begin() + first + count,
                              [&](uint32_t x, uint32_t y) { return centre[x * 3 + size_t(axis)] < centre[y * 3 + size_t(axis)]; });
         }
-        out.nodes[node].count = 0;
-        out.nodes.push_back({});  // the left child follows its parent
+        out[node].count = 0;
+        out.push_back({});  // the left child follows its parent
         build(node + 1, first, mid - first, depth + 1);
-        const uint32_t right = uint32_t(out.nodes.size());
-        out.nodes[node].index = right;
-        out.nodes.push_back({});
+        const uint32_t right = uint32_t(out.size());
+        out[node].index = right;
+        out.push_back({});
         build(right, mid, first + count - mid, depth + 1);
     }
 };
@@ -135,21 +131,21 @@ float area_of(const BvhNode& n) {
     return x * y + y * z + z * x;
 }
 
-/// Folds binary node `n` (inner) and up to three more binary levels below it
-/// into one Bvh4Node: its two children, then the inner one with the largest
-/// surface replaced by its own two until there are four. Returns its index.
-uint32_t fold(const Binary& bin, uint32_t n, std::vector<Bvh4Node>& out) {
-    uint32_t kids[4] = {n + 1, bin.nodes[n].index, 0, 0};
-    int count = 2;
+/// One Bvh4Node whose children are the binary node `n` unfolded: while a
+/// slot is free, the inner node of largest surface among them is replaced by
+/// its two children (so an inner `n` gives its children and grandchildren, a
+/// leaf `n`, the root of a one-leaf tree, stays the only child). Returns its index.
+uint32_t fold(const std::vector<BvhNode>& bin, uint32_t n, std::vector<Bvh4Node>& out) {
+    uint32_t kids[4] = {n, 0, 0, 0};
+    int count = 1;
     while (count < 4) {
         int open = -1;
         for (int k = 0; k < count; ++k)
-            if (bin.nodes[kids[k]].count == 0 && (open < 0 || area_of(bin.nodes[kids[k]]) > area_of(bin.nodes[kids[open]])))
-                open = k;
+            if (bin[kids[k]].count == 0 && (open < 0 || area_of(bin[kids[k]]) > area_of(bin[kids[open]]))) open = k;
         if (open < 0) break;
         const uint32_t inner = kids[open];
         kids[open] = inner + 1;
-        kids[count++] = bin.nodes[inner].index;
+        kids[count++] = bin[inner].index;
     }
     const auto at = uint32_t(out.size());
     out.emplace_back();
@@ -161,7 +157,7 @@ uint32_t fold(const Binary& bin, uint32_t n, std::vector<Bvh4Node>& out) {
             folded.hi[a][k] = -big;
         }
     for (int k = 0; k < count; ++k) {
-        const BvhNode& child = bin.nodes[kids[k]];
+        const BvhNode& child = bin[kids[k]];
         for (int a = 0; a < 3; ++a) {
             folded.lo[a][k] = child.lo[a];
             folded.hi[a][k] = child.hi[a];
@@ -179,7 +175,7 @@ uint32_t fold(const Binary& bin, uint32_t n, std::vector<Bvh4Node>& out) {
 Bvh Bvh::build(std::span<const Aabb> boxes, std::span<const uint32_t> ids) {
     Bvh bvh;
     if (boxes.empty()) return bvh;
-    Binary binary;
+    std::vector<BvhNode> binary;
     Builder b{boxes, {}, {}, binary};
     b.order.resize(boxes.size());
     b.centre.resize(boxes.size() * 3);
@@ -192,25 +188,11 @@ Bvh Bvh::build(std::span<const Aabb> boxes, std::span<const uint32_t> ids) {
             b.centre[i * 3 + size_t(k)] = std::isfinite(c) ? c : 0.0f;
         }
     }
-    binary.nodes.reserve(2 * boxes.size());
-    binary.nodes.push_back({});
+    binary.reserve(2 * boxes.size());
+    binary.push_back({});
     b.build(0, 0, uint32_t(boxes.size()), 0);
-    if (binary.nodes[0].count) {  // one leaf: a node whose only child it is
-        Bvh4Node root{};
-        const BvhNode& leaf = binary.nodes[0];
-        for (int a = 0; a < 3; ++a)
-            for (int k = 0; k < 4; ++k) {
-                root.lo[a][k] = leaf.lo[a];
-                root.hi[a][k] = leaf.hi[a];
-            }
-        root.ref[0] = leaf.index;
-        root.count[0] = leaf.count;
-        root.used = 1;
-        bvh.nodes.push_back(root);
-    } else {
-        bvh.nodes.reserve(binary.nodes.size() / 2 + 1);
-        fold(binary, 0, bvh.nodes);
-    }
+    bvh.nodes.reserve(binary.size() / 2 + 1);
+    fold(binary, 0, bvh.nodes);
     bvh.items.resize(boxes.size());
     for (size_t i = 0; i < boxes.size(); ++i) bvh.items[i] = ids[b.order[i]];
     return bvh;
