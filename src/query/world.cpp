@@ -304,7 +304,8 @@ void World::Impl::pack_brushes() {
         }
         pb.num_all = uint32_t(sides_all.size()) - pb.first_all;
         pb.num_point = uint32_t(sides_point.size()) - pb.first_point;
-        // The blocks: sides copied four to a block, the last block filled up.
+#if BSPKIT_QUERY_SSE2
+        // The blocks the SIMD clip reads: sides copied four to a block, the last block filled up.
         auto blocks_of = [](std::span<const PackedSide> sides, std::vector<SideBlock>& blocks) {
             const auto first = uint32_t(blocks.size());
             for (size_t k = 0; k < sides.size(); k += 4) {
@@ -322,6 +323,7 @@ void World::Impl::pack_brushes() {
         };
         pb.first_block_all = blocks_of(std::span(sides_all).subspan(pb.first_all), blocks_all);
         pb.first_block_point = blocks_of(std::span(sides_point).subspan(pb.first_point), blocks_point);
+#endif
         for (int a = 0; a < 3; ++a)
             if (!(pb.lo[a] <= pb.hi[a])) {  // contradictory axial sides: no bounds, clip it side by side
                 for (int k = 0; k < 3; ++k) {

@@ -41,7 +41,7 @@ struct World::Impl {
     detail::Bvh triangle_bvh;          ///< over Collision::triangles (line traces)
     std::vector<PackedBrush> brushes;  ///< brush families: one per Collision::brushes
     std::vector<PackedSide> sides_all, sides_point;
-    std::vector<SideBlock> blocks_all, blocks_point;
+    std::vector<SideBlock> blocks_all, blocks_point;  ///< SSE2 builds only (BSPKIT_QUERY_SSE2)
     /// The world's brushes (those in the leaves under model 0's head node):
     /// the bounded ones in a BVH, the rest (no axial sides) clipped every time.
     detail::Bvh world_brush_bvh;
