@@ -16,32 +16,67 @@ using bspkit::detail::parallel_for;
 /// A texture's mip level (model::mip_chain).
 using Level = model::Texture;
 
+/// floor(v), without a libm call where the integer conversion is exact (the
+/// build targets plain x86-64: no SSE4.1 rounding instruction).
+inline double floor_fast(double v) {
+    if (!(std::fabs(v) < 4.0e15)) return std::floor(v);
+    const double t = double(int64_t(v));  // truncated toward zero
+    return t > v ? t - 1 : t;
+}
+
+/// std::lround(v) clamped to 0..255, for v >= 0 (half away from zero, as lround).
+inline uint8_t round_to_byte(double v) {
+    if (!(v >= 0 && v < 256)) return uint8_t(std::clamp(std::lround(v), 0L, 255L));
+    const int r = int(v);  // v - r is exact below 2^52
+    return uint8_t(std::min(255, r + (v - r >= 0.5)));
+}
+
 /// Bilinear sample of `data` (w x h, `channels` per texel) at continuous texel
 /// coordinates (x, y) (texel centres at +0.5); wraps (textures) or clamps (atlas).
 template <int Channels>
 std::array<double, Channels> bilinear(const uint8_t* data, uint32_t w, uint32_t h, double x, double y, bool wrap) {
     x -= 0.5;
     y -= 0.5;
-    const double fx = std::floor(x), fy = std::floor(y);
+    const double fx = floor_fast(x), fy = floor_fast(y);
     const double ax = x - fx, ay = y - fy;
-    const auto index = [&](double v, uint32_t n) -> uint32_t {
+    // The two texel indices of a floor value v and of v + 1.
+    const auto indices = [&](double v, uint32_t n, uint32_t& i0, uint32_t& i1) {
         if (wrap) {
             // v is integer-valued (a floor); its remainder in integers where
-            // it fits exactly (fmod gives the same value, ten times slower).
+            // it fits exactly (fmod gives the same value, ten times slower),
+            // by mask for power-of-two sizes; v + 1 lands on the next texel.
             if (std::fabs(v) < 9.0e15) {
-                const int64_t m = int64_t(v) % int64_t(n);
-                return uint32_t(m < 0 ? m + int64_t(n) : m);
+                const int64_t iv = int64_t(v);
+                if ((n & (n - 1)) == 0) {
+                    i0 = uint32_t(iv & int64_t(n - 1));
+                } else {
+                    const int64_t m = iv % int64_t(n);
+                    i0 = uint32_t(m < 0 ? m + int64_t(n) : m);
+                }
+                i1 = i0 + 1 == n ? 0 : i0 + 1;
+                return;
             }
-            const double m = std::fmod(v, double(n));
-            return uint32_t(m < 0 ? m + n : m) % n;
+            const auto wrapped = [n](double u) {
+                const double m = std::fmod(u, double(n));
+                return uint32_t(m < 0 ? m + n : m) % n;
+            };
+            i0 = wrapped(v);
+            i1 = wrapped(v + 1);
+            return;
         }
-        return uint32_t(std::clamp(v, 0.0, double(n - 1)));
+        i0 = uint32_t(std::clamp(v, 0.0, double(n - 1)));
+        i1 = uint32_t(std::clamp(v + 1, 0.0, double(n - 1)));
     };
-    const uint32_t x0 = index(fx, w), x1 = index(fx + 1, w), y0 = index(fy, h), y1 = index(fy + 1, h);
+    uint32_t x0, x1, y0, y1;
+    indices(fx, w, x0, x1);
+    indices(fy, h, y0, y1);
     std::array<double, Channels> out{};
+    const uint8_t* r0 = data + size_t(y0) * w * Channels;
+    const uint8_t* r1 = data + size_t(y1) * w * Channels;
     for (int c = 0; c < Channels; ++c) {
-        const auto at = [&](uint32_t px, uint32_t py) { return double(data[(size_t(py) * w + px) * Channels + size_t(c)]); };
-        out[size_t(c)] = (at(x0, y0) * (1 - ax) + at(x1, y0) * ax) * (1 - ay) + (at(x0, y1) * (1 - ax) + at(x1, y1) * ax) * ay;
+        const double a = r0[size_t(x0) * Channels + size_t(c)], b = r0[size_t(x1) * Channels + size_t(c)];
+        const double d = r1[size_t(x0) * Channels + size_t(c)], e = r1[size_t(x1) * Channels + size_t(c)];
+        out[size_t(c)] = (a * (1 - ax) + b * ax) * (1 - ay) + (d * (1 - ax) + e * ax) * ay;
     }
     return out;
 }
@@ -205,9 +240,8 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
                                         vv * level->height, true);
                     }
                     uint8_t* o = &out.image.rgba[(size_t(y) * w + size_t(x)) * 4];
-                    for (int ch = 0; ch < 3; ++ch)
-                        o[ch] = uint8_t(std::clamp(std::lround(c[size_t(ch)] * l[size_t(ch)] / 255.0), 0L, 255L));
-                    o[3] = uint8_t(std::clamp(std::lround(c[3]), 0L, 255L));
+                    for (int ch = 0; ch < 3; ++ch) o[ch] = round_to_byte(c[size_t(ch)] * l[size_t(ch)] / 255.0);
+                    o[3] = round_to_byte(c[3]);
                     mask[size_t(y) * w + size_t(x)] = 1;
                 }
         }
