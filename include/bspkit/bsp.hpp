@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,6 +107,13 @@ public:
     /// Decoded length without decoding (from the LZMA header when compressed).
     size_t decoded_length(size_t index) const;
     bool compressed(size_t index) const;
+    /// Decodes the LZMA-compressed lumps among `lumps` (and, with `game_lumps`,
+    /// the compressed Source game lumps) on up to `threads` threads (0: one per
+    /// core), largest first, so that the decoded() calls that follow find them
+    /// ready. Lumps that are not compressed, or already decoded, cost nothing.
+    /// Raises no error: a lump that cannot be decoded raises it when decoded()
+    /// asks for it, as without this call.
+    void decode_ahead(std::span<const size_t> lumps, bool game_lumps = true, unsigned threads = 0) const;
     bool replaced(size_t index) const;
     /// Record size for fixed-size lumps (0 when variable) and the record count.
     uint32_t record_size(size_t index) const;

@@ -4,6 +4,8 @@
 #include <bspkit/bspx.hpp>
 #include <bspkit/file_io.hpp>
 
+#include "core/parallel.hpp"
+
 #include <algorithm>
 #include <charconv>
 
@@ -359,6 +361,31 @@ ByteSpan Bsp::decoded(size_t index) const {
         }
     }
     return b.lumps[index].decoded(b.where(index, b.entries[index].offset));
+}
+
+void Bsp::decode_ahead(std::span<const size_t> lumps, bool game_lumps, unsigned threads) const {
+    const Impl& b = *impl_;
+    struct Job {
+        const Blob* blob;
+        Location where;
+    };
+    std::vector<Job> jobs;
+    for (size_t index : lumps)
+        if (index < b.lumps.size() && b.lumps[index].compressed())
+            jobs.push_back({&b.lumps[index], b.where(index, b.entries[index].offset)});
+    if (game_lumps)
+        for (const GameLumpState& g : b.game_lumps)
+            if (g.blob.compressed()) jobs.push_back({&g.blob, b.where(source_lump::game_lump, -1)});
+    // Largest first, so that no thread is left with a big lump at the end.
+    std::sort(jobs.begin(), jobs.end(),
+              [](const Job& x, const Job& y) { return x.blob->lzma->actual_size > y.blob->lzma->actual_size; });
+    detail::parallel_for(jobs.size(), threads, [&](size_t i) {
+        try {
+            jobs[i].blob->decoded(jobs[i].where);
+        } catch (...) {
+            // Left undecoded: the decoded() call that needs this lump raises the error, with its own location.
+        }
+    });
 }
 
 size_t Bsp::decoded_length(size_t index) const {

@@ -1,6 +1,7 @@
 // The container layer over every file of ../shared/corpus/MANIFEST.tsv.
 #include <bspkit/bsp.hpp>
 #include <bspkit/file_io.hpp>
+#include <bspkit/lzma.hpp>
 
 #include "corpus.hpp"
 #include "decoded_lumps.hpp"
@@ -281,5 +282,55 @@ TEST(CorpusQuirks, Left4Dead2LumpOrder) {
     for (const char* csgo : {"src_v21_csgo/csgo_ar_monastery.bsp", "src_v21_csgo/cstanks_env_gunfire_test.bsp"}) {
         const Bsp b = Bsp::parse(read_corpus(corpus_file(csgo)), csgo);
         EXPECT_EQ(b.layout().directory, DirectoryLayout::source) << csgo;
+    }
+}
+
+// decode_ahead() (check calls it) decodes compressed lumps on several threads:
+// the bytes are those decoded() gives alone, and a lump it cannot decode still
+// raises its error, naming the lump and the offset, when decoded() asks for it.
+TEST(CorpusLzma, DecodeAheadGivesTheSameBytesAndKeepsErrors) {
+    for (const char* rel : {"src_console/x360_shack.bsp", "src_v20_lzma/sdk2013_boxinaroom_lzma.bsp"}) {
+        const Bytes bytes = read_corpus(corpus_file(rel));
+        const Bsp ahead = Bsp::parse(bytes, rel), alone = Bsp::parse(bytes, rel);
+        std::vector<size_t> all(ahead.lump_count());
+        for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+        ahead.decode_ahead(all, true, 2);
+        size_t compressed = 0;
+        for (size_t i = 0; i < all.size(); ++i) {
+            compressed += alone.compressed(i);
+            const ByteSpan a = ahead.decoded(i), b = alone.decoded(i);
+            EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << rel << " " << alone.lump_name(i);
+        }
+        EXPECT_GE(compressed, 20u) << rel;
+        for (size_t k = 0; k < alone.game_lumps().size(); ++k) {
+            const ByteSpan a = ahead.game_lump_decoded(k), b = alone.game_lump_decoded(k);
+            EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << rel << " game lump " << k;
+        }
+
+        // The range coder's first byte must be 0: 0xff makes the planes lump undecodable.
+        Bytes broken = bytes;
+        const size_t planes = 1;
+        ASSERT_TRUE(alone.compressed(planes)) << rel;
+        broken[size_t(alone.entry(planes).offset) + lzma::header_size] = 0xff;
+        const Bsp bad_ahead = Bsp::parse(broken, rel), bad_alone = Bsp::parse(broken, rel);
+        EXPECT_NO_THROW(bad_ahead.decode_ahead(all, true, 2));
+        std::string with, without;
+        try {
+            bad_ahead.decoded(planes);
+        } catch (const Error& e) {
+            with = e.what();
+            EXPECT_EQ(e.where().lump, "planes");
+            EXPECT_GE(e.where().offset, alone.entry(planes).offset);
+        }
+        try {
+            bad_alone.decoded(planes);
+        } catch (const Error& e) {
+            without = e.what();
+        }
+        EXPECT_FALSE(with.empty()) << rel;
+        EXPECT_EQ(with, without) << rel;
+        // Every other lump still decodes after the failed one.
+        const ByteSpan v = bad_ahead.decoded(3), w = alone.decoded(3);
+        EXPECT_TRUE(std::equal(v.begin(), v.end(), w.begin(), w.end())) << rel;
     }
 }
