@@ -99,6 +99,10 @@ public:
     const LumpEntry& entry(size_t index) const;
     /// The lump's bytes as stored (clipped to the end of the file).
     ByteSpan stored(size_t index) const;
+    /// Keeps the file's bytes (its mapping, or the bytes given to parse())
+    /// alive: a stored() span stays valid while this is held, even after the
+    /// Bsp is gone. Decoded and replaced bytes are not covered.
+    std::shared_ptr<const void> file_owner() const noexcept;
     /// The lump's bytes after LZMA decompression (same as stored() when not
     /// compressed; the replacement when replaced). For the Source game lump
     /// with compressed game lumps, an uncompressed game lump is built whose

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,6 +63,9 @@ public:
     /// absolute file offset of byte 0 (-1: offsets within the archive).
     /// Empty bytes are an empty archive. Throws Error for a malformed one.
     static Archive parse(Bytes bytes, Location where = {"", "zip", -1});
+    /// The same over bytes it does not copy: `owner` keeps them alive (a
+    /// mapped file, say) for as long as the archive or a copy of it lives.
+    static Archive parse(ByteSpan bytes, std::shared_ptr<const void> owner, Location where = {"", "zip", -1});
     /// Reads and parses a zip file (.pk3, .zip).
     static Archive open(const std::filesystem::path& path);
 
@@ -89,7 +93,8 @@ public:
 
 private:
     Location where_;
-    Bytes bytes_;
+    ByteSpan bytes_;
+    std::shared_ptr<const void> owner_;  ///< keeps bytes_ alive
     std::vector<Entry> entries_;
     std::vector<Extent> extents_;
     std::string comment_;

@@ -97,7 +97,7 @@ Location Archive::at(int64_t offset) const {
 }
 
 ByteSpan Archive::directory_padding() const noexcept {
-    return ByteSpan(bytes_).subspan(padding_begin_, padding_end_ - padding_begin_);
+    return bytes_.subspan(padding_begin_, padding_end_ - padding_begin_);
 }
 
 Archive Archive::open(const std::filesystem::path& path) {
@@ -105,9 +105,16 @@ Archive Archive::open(const std::filesystem::path& path) {
 }
 
 Archive Archive::parse(Bytes bytes, Location where) {
+    auto owned = std::make_shared<const Bytes>(std::move(bytes));
+    const ByteSpan view = *owned;
+    return parse(view, std::move(owned), std::move(where));
+}
+
+Archive Archive::parse(ByteSpan bytes, std::shared_ptr<const void> owner, Location where) {
     Archive zip;
     zip.where_ = std::move(where);
-    zip.bytes_ = std::move(bytes);
+    zip.bytes_ = bytes;
+    zip.owner_ = std::move(owner);
     const ByteSpan z = zip.bytes_;
     const size_t size = z.size();
     const std::string what = zip.where_.lump.empty() ? "zip archive" : zip.where_.lump;
@@ -278,7 +285,7 @@ Bytes Archive::extract(const Entry& e) const {
     if (e.data_offset < 0 || uint64_t(e.data_offset) + e.compressed_size > bytes_.size())
         throw Error(at(e.header_offset), named + " is not in this archive's bytes");
     if (e.flags & 1u) throw Error(at(e.header_offset), named + " is encrypted");
-    const ByteSpan stored = ByteSpan(bytes_).subspan(size_t(e.data_offset), e.compressed_size);
+    const ByteSpan stored = bytes_.subspan(size_t(e.data_offset), e.compressed_size);
     Bytes out;
     switch (e.method) {
         case kStored:

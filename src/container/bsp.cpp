@@ -347,6 +347,8 @@ ByteSpan Bsp::stored(size_t index) const {
     return impl_->lumps[index].stored;
 }
 
+std::shared_ptr<const void> Bsp::file_owner() const noexcept { return impl_->file_owner; }
+
 ByteSpan Bsp::decoded(size_t index) const {
     check_index(*impl_, index);
     const Impl& b = *impl_;

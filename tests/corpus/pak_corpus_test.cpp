@@ -8,6 +8,8 @@
 #include "run.hpp"
 
 #include <gtest/gtest.h>
+
+#include <optional>
 #include <zip.h>
 
 #include <filesystem>
@@ -117,6 +119,27 @@ TEST_P(PakCorpus, ListMatchesAnIndependentReader) {
             EXPECT_EQ(pak.entries()[i].name, names[i]);
             EXPECT_EQ(pak.extract(i).size(), pak.entries()[i].size);  // CRC-checked inside
         }
+    }
+}
+
+// Pakfile::read views the mapped file instead of copying the lump: the
+// pakfile keeps the mapping alive after the Bsp is gone (reading an unmapped
+// page would crash), and reads the same entries as one parsed from a copy.
+TEST_P(PakCorpus, ReadFromTheMappingOutlivesTheBsp) {
+    std::optional<Pakfile> viewed;
+    Bytes lump;
+    {
+        const Bsp bsp = Bsp::open(file().path);
+        viewed = Pakfile::read(bsp);
+        const ByteSpan stored = bsp.stored(source_lump::pakfile);
+        lump.assign(stored.begin(), stored.end());
+    }  // the Bsp and its own hold on the mapping are gone here
+    EXPECT_EQ(viewed->serialize(), lump);
+    const Pakfile copied = Pakfile::parse(lump, {file().relpath, "pakfile", -1});
+    ASSERT_EQ(viewed->entries().size(), copied.entries().size());
+    for (size_t i = 0; i < copied.entries().size(); ++i) {
+        EXPECT_EQ(viewed->entries()[i].name, copied.entries()[i].name);
+        EXPECT_EQ(viewed->extract(i), copied.extract(i)) << copied.entries()[i].name;
     }
 }
 

@@ -95,6 +95,8 @@ public:
     ~Pakfile();
 
 private:
+    static Pakfile from_archive(zip::Archive archive);
+
     zip::Archive archive_;           ///< the archive as read (bytes, comment, directory padding)
     std::vector<PakEntry> entries_;  ///< as edited
     std::vector<Item> items_;

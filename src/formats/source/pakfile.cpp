@@ -47,13 +47,20 @@ Pakfile Pakfile::read(const Bsp& bsp) {
                         "): only Source BSP files have a pakfile lump");
     const auto index = bsp.find_lump("pakfile");
     if (!index) throw Error({bsp.file_name(), "header", -1}, "this Source layout has no pakfile lump");
-    return parse(bsp.decoded(*index), {bsp.file_name(), std::string(bsp.lump_name(*index)), bsp.entry(*index).offset});
+    Location where{bsp.file_name(), std::string(bsp.lump_name(*index)), bsp.entry(*index).offset};
+    if (bsp.compressed(*index) || bsp.replaced(*index)) return parse(bsp.decoded(*index), std::move(where));
+    // As stored in the file: the archive views the file's bytes (no copy of a pakfile of megabytes).
+    return from_archive(zip::Archive::parse(bsp.stored(*index), bsp.file_owner(), std::move(where)));
 }
 
 Pakfile Pakfile::parse(ByteSpan zip, Location where) {
     if (where.lump.empty()) where.lump = "pakfile";
+    return from_archive(zip::Archive::parse(Bytes(zip.begin(), zip.end()), std::move(where)));
+}
+
+Pakfile Pakfile::from_archive(zip::Archive archive) {
     Pakfile pak;
-    pak.archive_ = zip::Archive::parse(Bytes(zip.begin(), zip.end()), std::move(where));
+    pak.archive_ = std::move(archive);
     pak.entries_ = pak.archive_.entries();
     pak.items_.reserve(pak.entries_.size());
     for (const zip::Extent& extent : pak.archive_.extents()) pak.items_.push_back({extent, std::nullopt});
