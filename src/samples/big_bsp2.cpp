@@ -19,8 +19,8 @@
 //     "leafs exceeds limit of 32767"), id's MAX_MAP_LEAFS was 8,192.
 //   - edges > 256,000 and surfedges > 512,000 (MAX_MAP_EDGES, MAX_MAP_SURFEDGES
 //     of bspfile.h; BSP2 engines allocate by the lump size).
-//   - world extent past +-32,767 units from a grid of 512 cells on: BSP29 and
-//     2PSB store node and leaf bounds as int16; BSP2 stores floats.
+//   - world extent past 32,767 units from a grid of 512 cells (168 MB) on:
+//     BSP29 and 2PSB store node and leaf bounds as int16; BSP2 stores floats.
 // BSP2's own fields are int32 / uint32, and its loaders (QuakeSpasm's
 // Mod_Load*_L2) check no counts: what bounds a BSP2 map is the int32 lump
 // offsets and lengths of the header (2 GiB), far past these maps. Limits not
@@ -498,7 +498,7 @@ int32_t big_bsp2_leaf_of_cell(int grid, int x, int y) {
 }
 
 int big_bsp2_grid_for_mb(double mb) {
-    constexpr double kBytesPerCell = 730;
+    constexpr double kBytesPerCell = 640;  // measured: 174,869,524 bytes for grid 523
     return std::max(2, int(std::lround(std::sqrt(std::max(0.0, mb) * 1e6 / kBytesPerCell))));
 }
 

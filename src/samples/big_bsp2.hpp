@@ -23,13 +23,16 @@
 //   - faces sharing vertices and edges (walked backwards by the second face),
 //     two embedded 64 x 64 miptex, grey lightmaps sized by the 16-texel luxel
 //     rule (a made-up light, brighter on higher floors), one marksurface per
-//     face (the leaf it faces), no visibility data (every leaf sees every
-//     other, as engines treat a map without vis), model 0 only.
+//     face (the leaf it faces), model 0 only, and no visibility data (every
+//     leaf sees every other, as engines treat a map without vis: a PVS of
+//     g^2 leafs would grow as g^4).
 //
-// Counts for a grid of g cells a side: g^2 leafs + 1, about 2 g^2 nodes,
-// about 26 g^2 clipnodes, about 2.8 g^2 faces and marksurfaces, about 4 faces'
-// worth of vertices and edges per cell, and about 730 bytes of file per cell.
-// Every BSP29 limit is passed from g = 256 up (see big_bsp2.cpp for the list).
+// Counts for a grid of g cells a side (g = 523: 174.9 MB): g^2 + 1 leafs,
+// 2 g^2 nodes, 26 g^2 clipnodes (half the file: the clip hulls are exact, 9 and
+// 4 regions a cell), 2.1 g^2 faces and marksurfaces, 2 g^2 vertexes, 4.3 g^2
+// edges, 8.4 g^2 surfedges, 36 bytes of lightmap a cell: about 640 bytes of
+// file per cell. Every BSP29 limit is passed from g = 256 (42 MB) on; the list
+// with where each limit comes from is at the top of big_bsp2.cpp.
 #pragma once
 
 #include <bspkit/bytes.hpp>
