@@ -7,6 +7,8 @@
 //   check    bspkit check FILE           vs cat FILE   (must exit 0: 0 errors)
 //   repack   bspkit repack FILE -o OUT   vs cp FILE OUT   (OUT must equal FILE byte for byte)
 //   glb      bspkit export FILE -o .glb  vs cat FILE
+//   glb-nolm bspkit export FILE -o .glb --no-lightmaps  vs cat FILE (the same without
+//            the lightmap atlas, whose power-of-two width makes its cost grow in steps)
 // Per size: MB, faces and nodes, each verb's wall time, its floor, the ratio,
 // CPU times, and ms per MB; per verb: a least-squares line ms = a + b x MB
 // over the sizes with its R^2, and ms per MB of the largest file over that of
@@ -154,7 +156,7 @@ Fit fit(const std::vector<double>& x, const std::vector<double>& y) {
     return f;
 }
 
-const char* kVerbs[] = {"info", "check", "repack", "glb"};
+const char* kVerbs[] = {"info", "check", "repack", "glb", "glb-nolm"};
 
 }  // namespace
 
@@ -188,6 +190,7 @@ int run_curve(const std::vector<CurveFile>& files, int runs, const std::set<std:
                 }
             }
             if (v == "glb") p = compare({"/bin/cat", f}, {bspkit, "export", f, "-o", glb}, runs);
+            if (v == "glb-nolm") p = compare({"/bin/cat", f}, {bspkit, "export", f, "-o", glb, "--no-lightmaps"}, runs);
             row.verbs[v] = p;
             std::fprintf(stderr, "  %-7s %-28s %8.1f MB  %9.1f ms  floor %7.1f ms\n", verb,
                          file.path.filename().string().c_str(), row.mb, p.ms, p.floor_ms);
@@ -203,7 +206,7 @@ int run_curve(const std::vector<CurveFile>& files, int runs, const std::set<std:
     for (const std::string& format : order) {
         std::vector<Row>& rows = tables[format];
         std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.mb < b.mb; });
-        std::printf("\n== %s\n%8s %9s %9s  %-7s %10s %9s %7s | %9s %8s %7s | %8s %9s %8s\n", format.c_str(), "MB", "faces",
+        std::printf("\n== %s\n%8s %9s %9s  %-8s %10s %9s %7s | %9s %8s %7s | %8s %9s %8s\n", format.c_str(), "MB", "faces",
                     "nodes", "verb", "wall ms", "floor ms", "ratio", "cpu ms", "floor", "ratio", "ms/MB", "cpu ms/MB",
                     "RSS MB");
         for (const Row& r : rows)
@@ -211,7 +214,7 @@ int run_curve(const std::vector<CurveFile>& files, int runs, const std::set<std:
                 const auto it = r.verbs.find(verb);
                 if (it == r.verbs.end()) continue;
                 const Pair& p = it->second;
-                std::printf("%8.1f %9zu %9zu  %-7s %10.1f %9.1f %7.2f | %9.1f %8.1f %7.2f | %8.2f %9.2f %8.0f\n", r.mb,
+                std::printf("%8.1f %9zu %9zu  %-8s %10.1f %9.1f %7.2f | %9.1f %8.1f %7.2f | %8.2f %9.2f %8.0f\n", r.mb,
                             r.faces, r.nodes, verb, p.ms, p.floor_ms, p.ms / std::max(p.floor_ms, 1e-6), p.cpu_ms,
                             p.floor_cpu_ms, p.cpu_ms / std::max(p.floor_cpu_ms, 1e-6), p.ms / r.mb, p.cpu_ms / r.mb,
                             p.rss_mb);
@@ -226,7 +229,7 @@ int run_curve(const std::vector<CurveFile>& files, int runs, const std::set<std:
                         floor_wall.push_back(it->second.floor_ms);
             if (x.size() < 2) continue;
             const Fit w = fit(x, wall), c = fit(x, cpu), fl = fit(x, floor_wall);
-            std::printf("%-7s wall = %8.1f ms + %7.3f ms/MB (R^2 %.4f) | cpu = %8.1f ms + %7.3f ms/MB (R^2 %.4f) | "
+            std::printf("%-8s wall = %8.1f ms + %7.3f ms/MB (R^2 %.4f) | cpu = %8.1f ms + %7.3f ms/MB (R^2 %.4f) | "
                         "floor %7.3f ms/MB | ms/MB %.1f MB -> %.1f MB: %.2f -> %.2f (x%.2f)\n",
                         verb, w.a, w.b, w.r2, c.a, c.b, c.r2, fl.b, x.front(), x.back(), wall.front() / x.front(),
                         wall.back() / x.back(), (wall.back() / x.back()) / (wall.front() / x.front()));

@@ -13,7 +13,8 @@ struct CurveFile {
     std::filesystem::path path;
 };
 
-/// Times whole `bspkit` processes (info, check, repack, export .glb) on each
+/// Times whole `bspkit` processes (info, check, repack, export .glb with and
+/// without lightmaps) on each
 /// file beside its floor (cat FILE, cp FILE OUT), interleaved, medians of
 /// `runs`; prints one table per format and the per-MB cost from the smallest
 /// to the largest file. `only` limits the verbs (empty: all). Returns the exit code.
