@@ -1,24 +1,46 @@
-// Generates big Source maps for the size-vs-time curve of issue 9:
-//   bspkit-bigmap DIR SIZE_MB...
-// writes DIR/big_source_<SIZE>mb.bsp for each size: a 255 x 255 grid of quad
+// Generates big maps for the size-vs-time curve of issue 9, and measures it:
+//   bspkit-bigmap DIR SIZE_MB...          Source maps DIR/big_source_<SIZE>mb.bsp
+//   bspkit-bigmap --bsp2 DIR SIZE_MB...   Quake BSP2 maps DIR/big_bsp2_<SIZE>mb.bsp
+//   bspkit-bigmap --curve DIR [--runs N] [--bsp2 S,S,...] [--source S,S,...] [--only info,check,repack,glb,glb-nolm]
+//       generates both sets into DIR (defaults: BSP2 12.5,25,50,100,200; Source 25,50,100,200), then
+//       times whole `bspkit` processes on each beside cat / cp of the same file (big_curve.cpp).
+//
+// Source: a 255 x 255 grid of quad
 // faces sharing vertices and edges (65025 faces), power-4 displacements on
 // the first faces (about 7 KB each) and a stored pakfile of incompressible
 // entries filling the rest, all consistent enough for `bspkit check` and
 // `bspkit export`. Sizes grow by displacements and pakfile alike, so cost per
 // byte stays comparable across the curve. No game data: every byte is built here.
+//
+// BSP2: src/samples/big_bsp2.cpp (shared with the test tests/unit/big_bsp2_test.cpp):
+// a field of grid x grid cells with stepped floors, its grid chosen for the size.
+// Every BSP29 limit is passed from about 42 MB (grid 256) on: vertexes, faces,
+// marksurfaces, leafs, nodes and clipnodes past 65,535, edges past 256,000,
+// surfedges past 512,000; from 168 MB (grid 512) on the world also spans more
+// than the 32,767 units BSP29's int16 bounds can hold (200 MB: grid 559). The limits, with
+// where they come from, are listed at the top of big_bsp2.cpp.
 #include <bspkit/bsp.hpp>
 #include <bspkit/file_io.hpp>
 #include <bspkit/format.hpp>
 #include <bspkit/formats/source.hpp>
 #include <bspkit/records.hpp>
 
+#include "big_bsp2.hpp"
+#include "big_curve.hpp"
 #include "samples.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
+#include <spawn.h>
 #include <string>
+#include <sys/wait.h>
+#include <vector>
+
+extern char** environ;
 
 namespace {
 
@@ -210,19 +232,103 @@ Bytes big_source(double size_mb) {
 
 }  // namespace
 
+namespace {
+
+std::string file_name(const char* prefix, const std::string& size) { return std::string(prefix) + size + "mb.bsp"; }
+
+/// Writes the BSP2 map for `size` MB into dir; prints its counts.
+std::filesystem::path write_bsp2(const std::filesystem::path& dir, const std::string& size) {
+    const bspkit::samples::BigBsp2 map = bspkit::samples::big_bsp2(bspkit::samples::big_bsp2_grid_for_mb(std::atof(size.c_str())));
+    const auto path = dir / file_name("big_bsp2_", size);
+    bspkit::write_file_atomic(path, map.bytes);
+    const auto& n = map.counts;
+    std::printf("%s %zu bytes: grid %d, faces %zu, vertexes %zu, edges %zu, surfedges %zu, nodes %zu, clipnodes %zu, "
+                "leafs %zu, marksurfaces %zu, planes %zu, lighting %zu bytes\n",
+                path.string().c_str(), map.bytes.size(), map.grid, n.faces, n.vertexes, n.edges, n.surfedges, n.nodes,
+                n.clipnodes, n.leafs, n.marksurfaces, n.planes, n.lighting_bytes);
+    return path;
+}
+
+std::filesystem::path write_source(const std::filesystem::path& dir, const std::string& size) {
+    const bspkit::Bytes bytes = big_source(std::atof(size.c_str()));
+    const auto path = dir / file_name("big_source_", size);
+    bspkit::write_file_atomic(path, bytes);
+    std::printf("%s %zu bytes\n", path.string().c_str(), bytes.size());
+    return path;
+}
+
+std::vector<std::string> split_list(const std::string& list) {
+    std::vector<std::string> out;
+    for (size_t at = 0; at <= list.size();) {
+        const size_t comma = std::min(list.find(',', at), list.size());
+        if (comma > at) out.push_back(list.substr(at, comma - at));
+        at = comma + 1;
+    }
+    return out;
+}
+
+/// Runs args (stdout and stderr inherited); returns the exit code, -1 when it could not run or died.
+int spawn_and_wait(const std::vector<std::string>& args) {
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
+    int status = 0;
+    if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+    return WEXITSTATUS(status);
+}
+
+int usage() {
+    std::fprintf(stderr,
+                 "usage: bspkit-bigmap DIR SIZE_MB...\n"
+                 "       bspkit-bigmap --bsp2 DIR SIZE_MB...\n"
+                 "       bspkit-bigmap --curve DIR [--runs N] [--bsp2 S,S,...] [--source S,S,...] [--only info,check,repack,glb,glb-nolm]\n");
+    return 2;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-    if (argc < 3) {
-        std::fprintf(stderr, "usage: bspkit-bigmap DIR SIZE_MB...\n");
-        return 2;
+    if (argc < 3) return usage();
+    const std::string mode = argv[1];
+    if (mode == "--curve") {
+        const std::filesystem::path dir = argv[2];
+        std::filesystem::create_directories(dir);
+        int runs = 5;
+        std::vector<std::string> bsp2_sizes{"12.5", "25", "50", "100", "200"}, source_sizes{"25", "50", "100", "200"};
+        std::set<std::string> only;
+        for (int i = 3; i < argc; ++i) {
+            const std::string a = argv[i];
+            if (i + 1 >= argc) return usage();
+            if (a == "--runs") runs = std::max(1, std::atoi(argv[++i]));
+            else if (a == "--bsp2") bsp2_sizes = split_list(argv[++i]);
+            else if (a == "--source") source_sizes = split_list(argv[++i]);
+            else if (a == "--only")
+                for (const std::string& v : split_list(argv[++i])) only.insert(v);
+            else return usage();
+        }
+        // Each map is generated by a child (this program again): generating takes up to 1 GB, and a
+        // child spawned later would report the parent's peak RSS as its own (Linux keeps it across exec).
+        std::fflush(stdout);
+        std::vector<bigmap::CurveFile> files;
+        const auto generate = [&](const char* mode, const char* prefix, const std::string& size) {
+            std::vector<std::string> args{"/proc/self/exe"};
+            if (*mode) args.push_back(mode);
+            args.push_back(dir.string());
+            args.push_back(size);
+            if (spawn_and_wait(args) != 0) std::exit(1);
+            files.push_back({*mode ? "bsp2" : "source", dir / file_name(prefix, size)});
+        };
+        for (const std::string& s : bsp2_sizes) generate("--bsp2", "big_bsp2_", s);
+        for (const std::string& s : source_sizes) generate("", "big_source_", s);
+        return bigmap::run_curve(files, runs, only);
     }
-    const std::filesystem::path dir = argv[1];
+    const bool bsp2 = mode == "--bsp2";
+    const int first = bsp2 ? 3 : 2;
+    if (argc <= first) return usage();
+    const std::filesystem::path dir = argv[first - 1];
     std::filesystem::create_directories(dir);
-    for (int i = 2; i < argc; ++i) {
-        const double mb = std::atof(argv[i]);
-        const Bytes bytes = big_source(mb);
-        const auto path = dir / ("big_source_" + std::string(argv[i]) + "mb.bsp");
-        write_file_atomic(path, bytes);
-        std::printf("%s %zu bytes\n", path.string().c_str(), bytes.size());
-    }
+    for (int i = first; i < argc; ++i) bsp2 ? write_bsp2(dir, argv[i]) : write_source(dir, argv[i]);
     return 0;
 }
