@@ -20,9 +20,6 @@ struct V {
 };
 V vec(Vec3 a) { return {{a.x, a.y, a.z}}; }
 Vec3 out(const float v[3]) { return {v[0], v[1], v[2]}; }
-float plane_dist(const Plane& p, const float x[3]) {
-    return p.type < 3 ? x[p.type] - p.d : p.n[0] * x[0] + p.n[1] * x[1] + p.n[2] * x[2] - p.d;
-}
 void lerp(const float a[3], const float b[3], float f, float r[3]) {
     for (int i = 0; i < 3; ++i) r[i] = a[i] + f * (b[i] - a[i]);
 }
@@ -41,10 +38,9 @@ uint64_t step_budget(const Tree& t) { return std::max<uint64_t>(uint64_t(1) << 1
 struct HullTrace {
     const Collision& c;
     const Tree& tree;
-    const Plane* planes;
-    const Node* nodes;
+    const HullNode* nodes;  ///< the tree packed (World::Impl::packed)
     const Leaf* leafs;
-    int32_t root;
+    int32_t root;           ///< packed numbering
     uint64_t steps = 0, budget = 0;
     bool allsolid = true, startsolid = false;
     float fraction = 1;
@@ -55,17 +51,17 @@ struct HullTrace {
     int32_t contents(int32_t num, const float p[3]) {
         while (num >= 0) {
             if (++steps > budget) out_of_steps(c, tree);
-            const Node& n = nodes[num];
-            num = n.child[plane_dist(planes[n.plane], p) < 0];
+            const HullNode& n = nodes[num];
+            num = n.child[node_dist(n, p) < 0];
         }
         return leafs[~num].contents;
     }
 
     /// Where a piece of the segment began when it was cut off at a node:
-    /// that node's plane (the side the trace came from), its own segment and
-    /// the fraction of the cut, for the impact and its back-off.
+    /// that node (its plane: the side the trace came from), its own segment
+    /// and the fraction of the cut, for the impact and its back-off.
     struct Entry {
-        const Plane* plane;
+        const HullNode* node;
         bool flip;
         float frac;
         const float* p1;
@@ -94,9 +90,8 @@ struct HullTrace {
                 impact(*entry);
                 return false;
             }
-            const Node& node = nodes[num];
-            const Plane& plane = planes[node.plane];
-            const float t1 = plane_dist(plane, p1), t2 = plane_dist(plane, p2);
+            const HullNode& node = nodes[num];
+            const float t1 = node_dist(node, p1), t2 = node_dist(node, p2);
             if (t1 >= 0 && t2 >= 0) {
                 num = node.child[0];
                 continue;
@@ -113,7 +108,7 @@ struct HullTrace {
             lerp(p1, p2, frac, mid);
             const int side = t1 < 0;
             if (!check(node.child[side], p1f, midf, p1, mid, entry)) return false;
-            const Entry cut{&plane, side != 0, frac, p1, p2, p1f, p2f};
+            const Entry cut{&node, side != 0, frac, p1, p2, p1f, p2f};
             return check(node.child[side ^ 1], midf, p2f, mid, p2, &cut);
         }
     }
@@ -122,8 +117,8 @@ struct HullTrace {
     /// off while the point is in solid (float error on steep planes).
     void impact(const Entry& e) {
         const float s = e.flip ? -1.0f : 1.0f;
-        for (int i = 0; i < 3; ++i) normal[i] = s * e.plane->n[i];
-        dist = s * e.plane->d;
+        for (int i = 0; i < 3; ++i) normal[i] = s * e.node->n[i];
+        dist = s * e.node->d;
         float frac = e.frac;
         float midf = e.p1f + (e.p2f - e.p1f) * frac;
         float mid[3];
@@ -525,6 +520,7 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             }
         }
         const Tree& t = c.trees[hull == 0 ? 0 : 1];
+        const PackedTree& packed = w.packed[hull == 0 ? 0 : 1];
         bool first = true;
         // One step budget for the whole trace, every model's walk included: a
         // compiled map's models own disjoint subtrees, so a trace visits each
@@ -536,7 +532,7 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             if (model.root[size_t(hull)] >= 0 && size_t(model.root[size_t(hull)]) >= t.nodes.size()) return;
             const Vec3 shift = offset + model.origin;
             const V s = vec(start_v - shift), e = vec(end_v - shift);
-            HullTrace h{c, t, c.planes.data(), t.nodes.data(), t.leafs.data(), model.root[size_t(hull)]};
+            HullTrace h{c, t, packed.nodes.data(), t.leafs.data(), packed.root(model.root[size_t(hull)])};
             h.budget = step_budget(t);
             h.steps = steps;
             std::copy(e.v, e.v + 3, h.end);
