@@ -47,6 +47,11 @@ struct HullTrace {
     float end[3] = {0, 0, 0};
     float normal[3] = {0, 0, 0};
     float dist = 0;
+    /// The nodes above the current one and the side taken at each (node * 2 +
+    /// side), for the first kPath levels: impact() checks a point against them
+    /// instead of descending from the head again.
+    static constexpr uint32_t kPath = 128;
+    int32_t path[kPath];
 
     int32_t contents(int32_t num, const float p[3]) {
         while (num >= 0) {
@@ -67,13 +72,15 @@ struct HullTrace {
         const float* p1;
         const float* p2;
         float p1f, p2f;
+        uint32_t depth;  ///< of the node
     };
 
     // SV_RecursiveHullCheck's results, walked front to back: the engine asks
     // the far side's contents at the cut point before it goes on; here the far
     // side's first leaf (the one holding the cut point) answers that itself,
     // which spares a descent from every cut. True while the trace goes on.
-    bool check(int32_t num, float p1f, float p2f, const float p1[3], const float p2[3], const Entry* entry) {
+    bool check(int32_t num, uint32_t depth, float p1f, float p2f, const float p1[3], const float p2[3],
+               const Entry* entry) {
         constexpr float DIST_EPSILON = 0.03125f;
         for (;;) {
             if (++steps > budget) out_of_steps(c, tree);
@@ -93,10 +100,14 @@ struct HullTrace {
             const HullNode& node = nodes[num];
             const float t1 = node_dist(node, p1), t2 = node_dist(node, p2);
             if (t1 >= 0 && t2 >= 0) {
+                if (depth < kPath) path[depth] = num * 2;
+                ++depth;
                 num = node.child[0];
                 continue;
             }
             if (t1 < 0 && t2 < 0) {
+                if (depth < kPath) path[depth] = num * 2 + 1;
+                ++depth;
                 num = node.child[1];
                 continue;
             }
@@ -107,10 +118,30 @@ struct HullTrace {
             float mid[3];
             lerp(p1, p2, frac, mid);
             const int side = t1 < 0;
-            if (!check(node.child[side], p1f, midf, p1, mid, entry)) return false;
-            const Entry cut{&node, side != 0, frac, p1, p2, p1f, p2f};
-            return check(node.child[side ^ 1], midf, p2f, mid, p2, &cut);
+            if (depth < kPath) path[depth] = num * 2 + side;
+            if (!check(node.child[side], depth + 1, p1f, midf, p1, mid, entry)) return false;
+            if (depth < kPath) path[depth] = num * 2 + (side ^ 1);
+            const Entry cut{&node, side != 0, frac, p1, p2, p1f, p2f, depth};
+            return check(node.child[side ^ 1], depth + 1, midf, p2f, mid, p2, &cut);
         }
+    }
+
+    /// contents(root, p) for a point near `e`'s cut: when the nodes above the
+    /// cut send `p` the way the walk went and the cut's node sends it to the
+    /// near side, the descent from the head would pass them all and go on
+    /// from the near child: it starts there, with the same steps counted.
+    int32_t contents_near(const Entry& e, const float p[3]) {
+        if (e.depth < kPath) {
+            bool same = (node_dist(*e.node, p) < 0) == e.flip;
+            for (uint32_t i = 0; i < e.depth; ++i)
+                same &= (node_dist(nodes[path[i] >> 1], p) < 0) == bool(path[i] & 1);
+            if (same) {
+                steps += e.depth + 1;
+                if (steps > budget) out_of_steps(c, tree);
+                return contents(e.node->child[e.flip], p);
+            }
+        }
+        return contents(root, p);
     }
 
     /// The far side of `e`'s cut is solid: the impact is on its plane, backed
@@ -123,7 +154,7 @@ struct HullTrace {
         float midf = e.p1f + (e.p2f - e.p1f) * frac;
         float mid[3];
         lerp(e.p1, e.p2, frac, mid);
-        while (contents(root, mid) == quake1_contents_solid) {
+        while (contents_near(e, mid) == quake1_contents_solid) {
             frac -= 0.1f;
             if (frac < 0) break;
             midf = e.p1f + (e.p2f - e.p1f) * frac;
@@ -536,7 +567,7 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             h.budget = step_budget(t);
             h.steps = steps;
             std::copy(e.v, e.v + 3, h.end);
-            h.check(h.root, 0, 1, s.v, e.v, nullptr);
+            h.check(h.root, 0, 0, 1, s.v, e.v, nullptr);
             steps = h.steps;
             if (h.allsolid) h.startsolid = true;  // SV_ClipMoveToEntity
             // SV_ClipToLinks: a nearer hit (or any solid start) replaces the result.
