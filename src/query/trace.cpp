@@ -41,17 +41,18 @@ struct HullTrace {
     const HullNode* nodes;  ///< the tree packed (World::Impl::packed)
     const Leaf* leafs;
     int32_t root;           ///< packed numbering
+    /// The nodes above the current one and the side taken at each (node * 2 +
+    /// side), for the first kPath levels: impact() checks a point against them
+    /// instead of descending from the head again. The caller's array, left
+    /// uninitialised (a member array would be zeroed with the aggregate).
+    static constexpr uint32_t kPath = 128;
+    int32_t* path;
     uint64_t steps = 0, budget = 0;
     bool allsolid = true, startsolid = false;
     float fraction = 1;
     float end[3] = {0, 0, 0};
     float normal[3] = {0, 0, 0};
     float dist = 0;
-    /// The nodes above the current one and the side taken at each (node * 2 +
-    /// side), for the first kPath levels: impact() checks a point against them
-    /// instead of descending from the head again.
-    static constexpr uint32_t kPath = 128;
-    int32_t path[kPath];
 
     int32_t contents(int32_t num, const float p[3]) {
         while (num >= 0) {
@@ -563,7 +564,8 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             if (model.root[size_t(hull)] >= 0 && size_t(model.root[size_t(hull)]) >= t.nodes.size()) return;
             const Vec3 shift = offset + model.origin;
             const V s = vec(start_v - shift), e = vec(end_v - shift);
-            HullTrace h{c, t, packed.nodes.data(), t.leafs.data(), packed.root(model.root[size_t(hull)])};
+            int32_t path[HullTrace::kPath];
+            HullTrace h{c, t, packed.nodes.data(), t.leafs.data(), packed.root(model.root[size_t(hull)]), path};
             h.budget = step_budget(t);
             h.steps = steps;
             std::copy(e.v, e.v + 3, h.end);
