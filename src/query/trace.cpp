@@ -58,7 +58,8 @@ struct HullTrace {
         while (num >= 0) {
             if (++steps > budget) out_of_steps(c, tree);
             const HullNode& n = nodes[num];
-            num = n.child[node_dist(n, p) < 0];
+            if (node_dist(n, p) < 0) num = n.child[1];  // a branch, not a select: see point_leaf()
+            else num = n.child[0];
         }
         return leafs[~num].contents;
     }

@@ -92,7 +92,11 @@ struct World::Impl {
         int32_t num = t.root(root);
         while (num >= 0) {
             const HullNode& n = nodes[num];
-            num = n.child[node_dist(n, x) < 0];
+            // A branch, not n.child[dist < 0]: the next node's load then starts
+            // on the predicted side instead of waiting for the distance (the
+            // select measured half as fast: 5.6 against 10.8 M/s on GoldSrc).
+            if (node_dist(n, x) < 0) num = n.child[1];
+            else num = n.child[0];
         }
         return ~num;
     }
