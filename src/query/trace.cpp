@@ -20,9 +20,6 @@ struct V {
 };
 V vec(Vec3 a) { return {{a.x, a.y, a.z}}; }
 Vec3 out(const float v[3]) { return {v[0], v[1], v[2]}; }
-float plane_dist(const Plane& p, const float x[3]) {
-    return p.type < 3 ? x[p.type] - p.d : p.n[0] * x[0] + p.n[1] * x[1] + p.n[2] * x[2] - p.d;
-}
 void lerp(const float a[3], const float b[3], float f, float r[3]) {
     for (int i = 0; i < 3; ++i) r[i] = a[i] + f * (b[i] - a[i]);
 }
@@ -41,10 +38,15 @@ uint64_t step_budget(const Tree& t) { return std::max<uint64_t>(uint64_t(1) << 1
 struct HullTrace {
     const Collision& c;
     const Tree& tree;
-    const Plane* planes;
-    const Node* nodes;
+    const HullNode* nodes;  ///< the tree packed (World::Impl::packed)
     const Leaf* leafs;
-    int32_t root;
+    int32_t root;           ///< packed numbering
+    /// The nodes above the current one and the side taken at each (node * 2 +
+    /// side), for the first kPath levels: impact() checks a point against them
+    /// instead of descending from the head again. The caller's array, left
+    /// uninitialised (a member array would be zeroed with the aggregate).
+    static constexpr uint32_t kPath = 128;
+    int32_t* path;
     uint64_t steps = 0, budget = 0;
     bool allsolid = true, startsolid = false;
     float fraction = 1;
@@ -55,29 +57,32 @@ struct HullTrace {
     int32_t contents(int32_t num, const float p[3]) {
         while (num >= 0) {
             if (++steps > budget) out_of_steps(c, tree);
-            const Node& n = nodes[num];
-            num = n.child[plane_dist(planes[n.plane], p) < 0];
+            const HullNode& n = nodes[num];
+            if (node_dist(n, p) < 0) num = n.child[1];  // a branch, not a select: see point_leaf()
+            else num = n.child[0];
         }
         return leafs[~num].contents;
     }
 
     /// Where a piece of the segment began when it was cut off at a node:
-    /// that node's plane (the side the trace came from), its own segment and
-    /// the fraction of the cut, for the impact and its back-off.
+    /// that node (its plane: the side the trace came from), its own segment
+    /// and the fraction of the cut, for the impact and its back-off.
     struct Entry {
-        const Plane* plane;
+        const HullNode* node;
         bool flip;
         float frac;
         const float* p1;
         const float* p2;
         float p1f, p2f;
+        uint32_t depth;  ///< of the node
     };
 
     // SV_RecursiveHullCheck's results, walked front to back: the engine asks
     // the far side's contents at the cut point before it goes on; here the far
     // side's first leaf (the one holding the cut point) answers that itself,
     // which spares a descent from every cut. True while the trace goes on.
-    bool check(int32_t num, float p1f, float p2f, const float p1[3], const float p2[3], const Entry* entry) {
+    bool check(int32_t num, uint32_t depth, float p1f, float p2f, const float p1[3], const float p2[3],
+               const Entry* entry) {
         constexpr float DIST_EPSILON = 0.03125f;
         for (;;) {
             if (++steps > budget) out_of_steps(c, tree);
@@ -94,14 +99,17 @@ struct HullTrace {
                 impact(*entry);
                 return false;
             }
-            const Node& node = nodes[num];
-            const Plane& plane = planes[node.plane];
-            const float t1 = plane_dist(plane, p1), t2 = plane_dist(plane, p2);
+            const HullNode& node = nodes[num];
+            const float t1 = node_dist(node, p1), t2 = node_dist(node, p2);
             if (t1 >= 0 && t2 >= 0) {
+                if (depth < kPath) path[depth] = num * 2;
+                ++depth;
                 num = node.child[0];
                 continue;
             }
             if (t1 < 0 && t2 < 0) {
+                if (depth < kPath) path[depth] = num * 2 + 1;
+                ++depth;
                 num = node.child[1];
                 continue;
             }
@@ -112,23 +120,43 @@ struct HullTrace {
             float mid[3];
             lerp(p1, p2, frac, mid);
             const int side = t1 < 0;
-            if (!check(node.child[side], p1f, midf, p1, mid, entry)) return false;
-            const Entry cut{&plane, side != 0, frac, p1, p2, p1f, p2f};
-            return check(node.child[side ^ 1], midf, p2f, mid, p2, &cut);
+            if (depth < kPath) path[depth] = num * 2 + side;
+            if (!check(node.child[side], depth + 1, p1f, midf, p1, mid, entry)) return false;
+            if (depth < kPath) path[depth] = num * 2 + (side ^ 1);
+            const Entry cut{&node, side != 0, frac, p1, p2, p1f, p2f, depth};
+            return check(node.child[side ^ 1], depth + 1, midf, p2f, mid, p2, &cut);
         }
+    }
+
+    /// contents(root, p) for a point near `e`'s cut: when the nodes above the
+    /// cut send `p` the way the walk went and the cut's node sends it to the
+    /// near side, the descent from the head would pass them all and go on
+    /// from the near child: it starts there, with the same steps counted.
+    int32_t contents_near(const Entry& e, const float p[3]) {
+        if (e.depth < kPath) {
+            bool same = (node_dist(*e.node, p) < 0) == e.flip;
+            for (uint32_t i = 0; i < e.depth; ++i)
+                same &= (node_dist(nodes[path[i] >> 1], p) < 0) == bool(path[i] & 1);
+            if (same) {
+                steps += e.depth + 1;
+                if (steps > budget) out_of_steps(c, tree);
+                return contents(e.node->child[e.flip], p);
+            }
+        }
+        return contents(root, p);
     }
 
     /// The far side of `e`'s cut is solid: the impact is on its plane, backed
     /// off while the point is in solid (float error on steep planes).
     void impact(const Entry& e) {
         const float s = e.flip ? -1.0f : 1.0f;
-        for (int i = 0; i < 3; ++i) normal[i] = s * e.plane->n[i];
-        dist = s * e.plane->d;
+        for (int i = 0; i < 3; ++i) normal[i] = s * e.node->n[i];
+        dist = s * e.node->d;
         float frac = e.frac;
         float midf = e.p1f + (e.p2f - e.p1f) * frac;
         float mid[3];
         lerp(e.p1, e.p2, frac, mid);
-        while (contents(root, mid) == quake1_contents_solid) {
+        while (contents_near(e, mid) == quake1_contents_solid) {
             frac -= 0.1f;
             if (frac < 0) break;
             midf = e.p1f + (e.p2f - e.p1f) * frac;
@@ -525,6 +553,7 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             }
         }
         const Tree& t = c.trees[hull == 0 ? 0 : 1];
+        const PackedTree& packed = w.packed[hull == 0 ? 0 : 1];
         bool first = true;
         // One step budget for the whole trace, every model's walk included: a
         // compiled map's models own disjoint subtrees, so a trace visits each
@@ -536,11 +565,12 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             if (model.root[size_t(hull)] >= 0 && size_t(model.root[size_t(hull)]) >= t.nodes.size()) return;
             const Vec3 shift = offset + model.origin;
             const V s = vec(start_v - shift), e = vec(end_v - shift);
-            HullTrace h{c, t, c.planes.data(), t.nodes.data(), t.leafs.data(), model.root[size_t(hull)]};
+            int32_t path[HullTrace::kPath];
+            HullTrace h{c, t, packed.nodes.data(), t.leafs.data(), packed.root(model.root[size_t(hull)]), path};
             h.budget = step_budget(t);
             h.steps = steps;
             std::copy(e.v, e.v + 3, h.end);
-            h.check(h.root, 0, 1, s.v, e.v, nullptr);
+            h.check(h.root, 0, 0, 1, s.v, e.v, nullptr);
             steps = h.steps;
             if (h.allsolid) h.startsolid = true;  // SV_ClipMoveToEntity
             // SV_ClipToLinks: a nearer hit (or any solid start) replaces the result.

@@ -267,6 +267,7 @@ World World::prepare(const Bsp& bsp) {
         validate_brushes(bsp, c);
         collect_model_brushes(bsp, c);
     }
+    impl->pack_trees();
     impl->build_triangle_bvh();
     impl->pack_brushes();
     return World(std::move(impl));
@@ -372,6 +373,38 @@ void World::Impl::pack_brushes() {
     world_brush_bvh = Bvh::build(boxes, ids);
 }
 
+void World::Impl::pack_trees() {
+    for (size_t k = 0; k < 2; ++k) {
+        const Tree& t = c.trees[k];
+        PackedTree& p = packed[k];
+        p.index.assign(t.nodes.size(), -1);
+        p.nodes.clear();
+        p.nodes.reserve(t.nodes.size());
+        // Preorder, front child first; a subtree shared by several parents
+        // (merged clipnodes) is packed once, where it is first met.
+        std::vector<int32_t> stack;
+        for (const Model& m : c.models)
+            for (const int32_t r : m.root) {
+                if (r < 0 || size_t(r) >= t.nodes.size() || p.index[size_t(r)] >= 0) continue;
+                stack.assign(1, r);
+                while (!stack.empty()) {
+                    const int32_t n = stack.back();
+                    stack.pop_back();
+                    if (p.index[size_t(n)] >= 0) continue;
+                    p.index[size_t(n)] = int32_t(p.nodes.size());
+                    const Node& node = t.nodes[size_t(n)];
+                    const Plane& pl = c.planes[size_t(node.plane)];
+                    p.nodes.push_back({{pl.n[0], pl.n[1], pl.n[2]}, pl.d, {node.child[0], node.child[1]}, pl.type, node.plane});
+                    for (int s = 1; s >= 0; --s)
+                        if (node.child[s] >= 0 && p.index[size_t(node.child[s])] < 0) stack.push_back(node.child[s]);
+                }
+            }
+        for (HullNode& n : p.nodes)
+            for (int32_t& ch : n.child)
+                if (ch >= 0) ch = p.index[size_t(ch)];
+    }
+}
+
 World::World(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 World::World(World&&) noexcept = default;
 World& World::operator=(World&&) noexcept = default;
@@ -395,7 +428,7 @@ TraceOptions World::player() const {
 LeafInfo World::leaf_at(Vec3 point) const {
     const Collision& c = impl_->c;
     const Tree& t = c.trees[0];
-    const int32_t leaf = impl_->point_leaf(t, c.models[0].root[0], point);
+    const int32_t leaf = impl_->point_leaf(impl_->packed[0], c.models[0].root[0], point);
     LeafInfo out;
     if (leaf < 0 || size_t(leaf) >= t.leafs.size()) return out;
     const Leaf& l = t.leafs[size_t(leaf)];
@@ -409,7 +442,7 @@ LeafInfo World::leaf_at(Vec3 point) const {
 Contents World::contents(Vec3 point) const {
     const Collision& c = impl_->c;
     const Tree& t = c.trees[0];
-    const int32_t leaf = impl_->point_leaf(t, c.models[0].root[0], point);
+    const int32_t leaf = impl_->point_leaf(impl_->packed[0], c.models[0].root[0], point);
     if (leaf < 0 || size_t(leaf) >= t.leafs.size()) return {};
     return impl_->contents_in(t.leafs[size_t(leaf)], point);
 }
@@ -448,7 +481,7 @@ Contents World::contents(Vec3 point, int hull) const {
         return {raw, c.flags_of(raw)};
     }
     const Tree& t = c.trees[1];
-    const int32_t leaf = impl_->point_leaf(t, c.models[0].root[size_t(hull)], point);
+    const int32_t leaf = impl_->point_leaf(impl_->packed[1], c.models[0].root[size_t(hull)], point);
     const int32_t raw = leaf >= 0 ? t.leafs[size_t(leaf)].contents : quake1_contents_solid;
     return {raw, c.flags_of(raw)};
 }
