@@ -241,7 +241,9 @@ Bsp Bsp::open(const std::filesystem::path& path) {
     FileView view = map_file(path);
     std::string name = path.string();
     Detection detection = detect(view.bytes, name);
-    return Impl::from_detected(view.bytes, std::move(view.owner), std::move(name), std::move(detection));
+    Bsp bsp = Impl::from_detected(view.bytes, std::move(view.owner), std::move(name), std::move(detection));
+    bsp.impl_->origin = std::move(view.origin);
+    return bsp;
 }
 
 Bsp Bsp::parse(Bytes file_bytes, std::string name) {

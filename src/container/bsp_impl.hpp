@@ -42,6 +42,7 @@ struct Bsp::Impl {
     std::string name;
     ByteSpan file;                         ///< the whole input (a mapping, or bytes given to parse())
     std::shared_ptr<const void> file_owner;  ///< keeps `file` alive
+    std::optional<FileOrigin> origin;        ///< where `file` was mapped from (saves copy from it)
     Detection detection;
     const FormatLayout* layout = nullptr;
     ByteOrder order = ByteOrder::little;

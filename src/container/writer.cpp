@@ -239,7 +239,7 @@ Bytes Bsp::serialize(const SaveOptions& options) const {
 
 void Bsp::save(const std::filesystem::path& path, const SaveOptions& options) const {
     const Impl::Pieces pieces = impl_->lay_out(options);
-    write_file_atomic(path, pieces.spans);
+    write_file_atomic(path, pieces.spans, impl_->origin ? &*impl_->origin : nullptr);
 }
 
 }  // namespace bspkit

@@ -81,7 +81,7 @@ Bytes read_file(const std::filesystem::path& path) {
 FileView own_bytes(Bytes bytes) {
     auto owner = std::make_shared<const Bytes>(std::move(bytes));
     const ByteSpan view(*owner);
-    return {view, std::move(owner)};
+    return {view, std::move(owner), std::nullopt};
 }
 
 FileView map_file(const std::filesystem::path& path) {
@@ -109,7 +109,14 @@ FileView map_file(const std::filesystem::path& path) {
     }
     ::close(fd);
     auto owner = std::make_shared<const Mapping>(address, size);
-    return {ByteSpan(static_cast<const uint8_t*>(address), size), std::move(owner)};
+    FileOrigin origin{name,
+                      static_cast<const uint8_t*>(address),
+                      uint64_t(size),
+                      uint64_t(st.st_dev),
+                      uint64_t(st.st_ino),
+                      int64_t(st.st_mtim.tv_sec),
+                      int64_t(st.st_mtim.tv_nsec)};
+    return {ByteSpan(static_cast<const uint8_t*>(address), size), std::move(owner), std::move(origin)};
 }
 
 void write_file_atomic(const std::filesystem::path& path, ByteSpan data) {
@@ -117,7 +124,30 @@ void write_file_atomic(const std::filesystem::path& path, ByteSpan data) {
     write_file_atomic(path, std::span<const ByteSpan>(pieces));
 }
 
-void write_file_atomic(const std::filesystem::path& path, std::span<const ByteSpan> pieces) {
+namespace {
+
+/// The origin's file opened again when it is still the file that was mapped; -1 otherwise
+/// (and always where the kernel has no copy_file_range).
+int reopen_origin(const FileOrigin& origin) {
+#if !defined(__linux__) || defined(__EMSCRIPTEN__)
+    (void)origin;
+    return -1;
+#endif
+    const int fd = ::open(origin.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_dev) != origin.device ||
+        uint64_t(st.st_ino) != origin.inode || uint64_t(st.st_size) != origin.size ||
+        int64_t(st.st_mtim.tv_sec) != origin.mtime_sec || int64_t(st.st_mtim.tv_nsec) != origin.mtime_nsec) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+}  // namespace
+
+void write_file_atomic(const std::filesystem::path& path, std::span<const ByteSpan> pieces, const FileOrigin* origin) {
     const std::string name = path.string();
     std::filesystem::path dir = path.parent_path();
     if (dir.empty()) dir = ".";
@@ -127,33 +157,77 @@ void write_file_atomic(const std::filesystem::path& path, std::span<const ByteSp
     const std::string temp_name = temp.string();
     const int fd = ::open(temp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) fail(name, -1, "cannot create temporary file", errno);
+    int source = origin ? reopen_origin(*origin) : -1;
     auto give_up = [&](int64_t offset, const std::string& what, int err) {
+        if (source >= 0) ::close(source);
         ::close(fd);
         ::unlink(temp_name.c_str());
         fail(name, offset, what, err);
     };
+    int64_t done = 0;
     // Gather writes of up to IOV_MAX pieces at a time, resumed after short writes.
     std::vector<iovec> iov;
     iov.reserve(pieces.size());
-    for (const ByteSpan& p : pieces)
-        if (!p.empty()) iov.push_back({const_cast<uint8_t*>(p.data()), p.size()});
-    int64_t done = 0;
-    size_t first = 0;
-    while (first < iov.size()) {
-        const int count = int(std::min<size_t>(iov.size() - first, IOV_MAX));
-        const ssize_t n = ::writev(fd, iov.data() + first, count);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            give_up(done, "write failed", errno);
+    auto flush = [&] {
+        size_t first = 0;
+        while (first < iov.size()) {
+            const int count = int(std::min<size_t>(iov.size() - first, IOV_MAX));
+            const ssize_t n = ::writev(fd, iov.data() + first, count);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                give_up(done, "write failed", errno);
+            }
+            done += n;
+            size_t left = size_t(n);
+            while (first < iov.size() && left >= iov[first].iov_len) left -= iov[first++].iov_len;
+            if (left > 0) {
+                iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + left;
+                iov[first].iov_len -= left;
+            }
         }
-        done += n;
-        size_t left = size_t(n);
-        while (first < iov.size() && left >= iov[first].iov_len) left -= iov[first++].iov_len;
-        if (left > 0) {
-            iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + left;
-            iov[first].iov_len -= left;
+        iov.clear();
+    };
+    // Copies [at, at + length) of the origin's file kernel-side; returns how much it
+    // copied (less when the kernel refuses: the rest is then written from the mapping).
+    auto copy_from_origin = [&](uint64_t at, uint64_t length) -> uint64_t {
+        uint64_t copied = 0;
+#if defined(__linux__) && !defined(__EMSCRIPTEN__)
+        off_t in = off_t(at);
+        while (copied < length) {
+            const ssize_t n = ::copy_file_range(source, &in, fd, nullptr, size_t(length - copied), 0);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {  // refused (another file system, no support) or the file shrank: stop copying
+                ::close(source);
+                source = -1;
+                break;
+            }
+            copied += uint64_t(n);
+            done += n;
         }
+#else
+        (void)at;
+        (void)length;
+#endif
+        return copied;
+    };
+    for (size_t i = 0; i < pieces.size(); ++i) {
+        ByteSpan p = pieces[i];
+        if (p.empty()) continue;
+        const bool in_origin = source >= 0 && p.data() >= origin->base && p.data() + p.size() <= origin->base + origin->size;
+        if (!in_origin) {
+            iov.push_back({const_cast<uint8_t*>(p.data()), p.size()});
+            continue;
+        }
+        // Neighbouring pieces that follow each other in the file go in one copy.
+        while (i + 1 < pieces.size() && pieces[i + 1].data() == p.data() + p.size() &&
+               pieces[i + 1].data() + pieces[i + 1].size() <= origin->base + origin->size)
+            p = ByteSpan(p.data(), p.size() + pieces[++i].size());
+        flush();
+        const uint64_t copied = copy_from_origin(uint64_t(p.data() - origin->base), p.size());
+        if (copied < p.size()) iov.push_back({const_cast<uint8_t*>(p.data() + copied), p.size() - copied});
     }
+    flush();
+    if (source >= 0) ::close(source);
     if (::fsync(fd) != 0) give_up(-1, "flush failed", errno);
     if (::close(fd) != 0) {
         const int err = errno;

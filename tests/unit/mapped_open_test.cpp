@@ -101,6 +101,39 @@ TEST(MappedOpen, SavingOverTheOpenFileLeavesTheOpenMapIntact) {
     }
 }
 
+// A save copies the unchanged lumps from the file kernel-side (copy_file_range)
+// only while the file at the opened path is still the one mapped: after another
+// program replaced it, the save writes the mapped (opened) bytes, never the new file's.
+TEST(MappedOpen, SaveCopiesFromTheFileOnlyWhileItIsTheOneMapped) {
+    const fs::path dir = temp_dir("mapped_origin");
+    const auto all = samples::all();
+    for (const char* name : {"sample_quake2.bsp", "sample_source.bsp", "sample_source_lzma.bsp"}) {
+        const auto& s = sample(all, name);
+        const fs::path path = dir / s.name, copy = dir / (std::string("copy_") + s.name);
+        write_file_atomic(path, s.bytes);
+        {
+            const Bsp bsp = Bsp::open(path);
+            bsp.save(copy);  // unchanged: the lumps come from the file
+            EXPECT_EQ(read_file(copy), s.bytes) << name;
+        }
+        Bsp bsp = Bsp::open(path);
+        // Another program replaces the file (a new inode; same size, other bytes).
+        Bytes other = s.bytes;
+        for (size_t i = 64; i < other.size(); ++i) other[i] ^= 0x5a;
+        write_file_atomic(path, other);
+        bsp.save(copy);
+        EXPECT_EQ(read_file(copy), s.bytes) << name << ": the save read the replaced file";
+        // And with a lump replaced: the untouched lumps still come from the mapping.
+        Bytes text(bsp.decoded(0).begin(), bsp.decoded(0).end());
+        text.push_back('\n');
+        bsp.replace(0, text);
+        bsp.save(copy);
+        EXPECT_EQ(read_file(copy), bsp.serialize()) << name;
+        const Bsp reread = Bsp::open(copy);
+        EXPECT_EQ(Bytes(reread.decoded(0).begin(), reread.decoded(0).end()), text) << name;
+    }
+}
+
 TEST(MappedOpen, HostOrderRecordsAreReadInPlaceBigEndianOnesAreSwapped) {
     const fs::path dir = temp_dir("mapped_records");
     const auto all = samples::all();
