@@ -224,7 +224,7 @@ void write_file_atomic(const std::filesystem::path& path, std::span<const ByteSp
             p = ByteSpan(p.data(), p.size() + pieces[++i].size());
         flush();
         const uint64_t copied = copy_from_origin(uint64_t(p.data() - origin->base), p.size());
-        if (copied < p.size()) iov.push_back({const_cast<uint8_t*>(p.data() + copied), p.size() - copied});
+        if (copied < p.size()) iov.push_back({const_cast<uint8_t*>(p.data() + copied), size_t(p.size() - copied)});
     }
     flush();
     if (source >= 0) ::close(source);
