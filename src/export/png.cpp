@@ -7,8 +7,12 @@
 #include <bspkit/png.hpp>
 
 #include <png.h>
+#include <zlib.h>
+
+#include "../core/parallel.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <array>
 #include <optional>
 #include <csetjmp>
@@ -90,6 +94,146 @@ std::optional<Paletted> find_palette(uint32_t width, uint32_t height, int channe
     return out;
 }
 
+// --- Large images: filtered and deflated in bands on every core -------------
+
+/// Raw image bytes from which encode_png() takes the banded path.
+constexpr uint64_t kBandedMinBytes = uint64_t(2) << 20;
+/// Filtered bytes per band (whole rows; at least one row).
+constexpr uint64_t kBandBytes = uint64_t(1) << 20;
+
+/// Adler-32 of x followed by y, from their Adler-32s and y's length: for the
+/// sums A = 1 + the bytes and B = the A after each byte (both mod 65521),
+/// A(xy) = A(x) + A(y) - 1 and B(xy) = B(x) + B(y) + |y| (A(x) - 1). (zlib's
+/// adler32_combine takes a z_off_t, whose size the WebAssembly zlib build does
+/// not agree on.)
+uint32_t adler32_concat(uint32_t x, uint32_t y, uint64_t y_length) {
+    constexpr uint64_t kMod = 65521;
+    const uint64_t ax = x & 0xffff, bx = x >> 16, ay = y & 0xffff, by = y >> 16;
+    const uint64_t a = (ax + ay + kMod - 1) % kMod;
+    const uint64_t b = (bx + by + (y_length % kMod) * ((ax + kMod - 1) % kMod)) % kMod;
+    return uint32_t(a | b << 16);
+}
+
+void put_be32(Bytes& out, uint32_t v) {
+    const uint8_t b[4] = {uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)};
+    out.insert(out.end(), b, b + 4);
+}
+
+void put_chunk(Bytes& out, const char type[4], ByteSpan head, ByteSpan data, ByteSpan tail) {
+    put_be32(out, uint32_t(head.size() + data.size() + tail.size()));
+    const size_t crc_from = out.size();
+    out.insert(out.end(), type, type + 4);
+    out.insert(out.end(), head.begin(), head.end());
+    out.insert(out.end(), data.begin(), data.end());
+    out.insert(out.end(), tail.begin(), tail.end());
+    put_be32(out, uint32_t(crc32(0, out.data() + crc_from, uInt(out.size() - crc_from))));
+}
+
+/// One row filtered with the PNG filter (1 Sub, 2 Up, 4 Paeth; the set
+/// libpng is given for the small images) whose bytes, read as signed, sum
+/// smallest (libpng's heuristic): out = filter byte + row_bytes bytes.
+void filter_row(const uint8_t* row, const uint8_t* prior, size_t row_bytes, int bpp, uint8_t* out, uint8_t* scratch) {
+    uint64_t best_sum = UINT64_MAX;
+    for (const uint8_t type : {uint8_t(1), uint8_t(2), uint8_t(4)}) {
+        uint64_t sum = 0;
+        for (size_t i = 0; i < row_bytes; ++i) {
+            const int a = i >= size_t(bpp) ? row[i - size_t(bpp)] : 0;
+            const int b = prior ? prior[i] : 0;
+            int predicted = a;
+            if (type == 2) {
+                predicted = b;
+            } else if (type == 4) {
+                const int c = prior && i >= size_t(bpp) ? prior[i - size_t(bpp)] : 0;
+                const int pp = a + b - c, pa = std::abs(pp - a), pb = std::abs(pp - b), pc = std::abs(pp - c);
+                predicted = (pa <= pb && pa <= pc) ? a : pb <= pc ? b : c;
+            }
+            const uint8_t v = uint8_t(row[i] - predicted);
+            scratch[i] = v;
+            sum += v < 128 ? v : 256 - v;
+        }
+        if (sum < best_sum) {
+            best_sum = sum;
+            out[0] = type;
+            std::memcpy(out + 1, scratch, row_bytes);
+        }
+    }
+}
+
+/// An 8-bit non-palette PNG whose rows are filtered and deflated in bands on
+/// every core: each band is a raw deflate stream of its own, ended by a sync
+/// flush (the last by the end of the stream), and their concatenation after
+/// the zlib header, with the Adler-32 of all the filtered bytes combined from
+/// the bands', is the image's zlib stream, one IDAT chunk per band. A band
+/// does not see the bytes before it (a little size for the speed). Bands are
+/// cut by row count alone, so the bytes do not depend on the thread count
+/// (the single-threaded WebAssembly build writes the same file).
+Bytes encode_png_banded(uint32_t width, uint32_t height, int channels, ByteSpan pixels, int level) {
+    static constexpr uint8_t kColorType[] = {0, 4, 2, 6};  // grey, grey + alpha, RGB, RGBA
+    const size_t row_bytes = size_t(width) * size_t(channels);
+    const size_t rows_per_band = size_t(std::max<uint64_t>(1, kBandBytes / (row_bytes + 1)));
+    const size_t bands = (size_t(height) + rows_per_band - 1) / rows_per_band;
+    struct Band {
+        Bytes deflated;
+        uLong adler = 1;
+        uint64_t length = 0;
+        bool failed = false;
+    };
+    std::vector<Band> out_bands(bands);
+    detail::parallel_for(bands, 0, [&](size_t b) {
+        Band& band = out_bands[b];
+        const size_t y0 = b * rows_per_band, y1 = std::min<size_t>(height, y0 + rows_per_band);
+        Bytes filtered((y1 - y0) * (row_bytes + 1));
+        Bytes scratch(row_bytes);
+        for (size_t y = y0; y < y1; ++y)
+            filter_row(pixels.data() + y * row_bytes, y > 0 ? pixels.data() + (y - 1) * row_bytes : nullptr,
+                       row_bytes, channels, filtered.data() + (y - y0) * (row_bytes + 1), scratch.data());
+        band.length = filtered.size();
+        band.adler = adler32(1, filtered.data(), uInt(filtered.size()));
+        z_stream z{};
+        if (deflateInit2(&z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+            band.failed = true;
+            return;
+        }
+        band.deflated.resize(deflateBound(&z, uLong(filtered.size())) + 64);
+        z.next_in = filtered.data();
+        z.avail_in = uInt(filtered.size());
+        z.next_out = band.deflated.data();
+        z.avail_out = uInt(band.deflated.size());
+        const int flush = b + 1 == bands ? Z_FINISH : Z_SYNC_FLUSH;
+        const int ret = deflate(&z, flush);
+        band.failed = z.avail_in != 0 || (flush == Z_FINISH ? ret != Z_STREAM_END : ret != Z_OK);
+        band.deflated.resize(band.deflated.size() - z.avail_out);
+        deflateEnd(&z);
+    });
+    uint32_t adler = 1;
+    size_t total = 0;
+    for (const Band& band : out_bands) {
+        if (band.failed) throw Error({"", "png", -1}, "PNG encoding failed: zlib could not deflate a band of rows");
+        adler = adler32_concat(adler, uint32_t(band.adler), band.length);
+        total += band.deflated.size();
+    }
+    Bytes out;
+    out.reserve(total + 64 + 12 * bands);
+    static constexpr uint8_t kSignature[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    out.insert(out.end(), std::begin(kSignature), std::end(kSignature));
+    Bytes ihdr;
+    put_be32(ihdr, width);
+    put_be32(ihdr, height);
+    for (const uint8_t v : {uint8_t(8), kColorType[channels - 1], uint8_t(0), uint8_t(0), uint8_t(0)}) ihdr.push_back(v);
+    put_chunk(out, "IHDR", {}, ihdr, {});
+    // zlib header: deflate with a 32 KiB window, the level's class, a check making it a multiple of 31.
+    const int level_class = level <= 1 ? 0 : level <= 5 ? 1 : level == 6 ? 2 : 3;
+    uint8_t zheader[2] = {0x78, uint8_t(level_class << 6)};
+    zheader[1] = uint8_t(zheader[1] + 31 - (zheader[0] * 256 + zheader[1]) % 31);
+    uint8_t ztail[4];
+    for (int i = 0; i < 4; ++i) ztail[i] = uint8_t(adler >> (24 - 8 * i));
+    for (size_t b = 0; b < bands; ++b)
+        put_chunk(out, "IDAT", b == 0 ? ByteSpan(zheader) : ByteSpan(), out_bands[b].deflated,
+                  b + 1 == bands ? ByteSpan(ztail) : ByteSpan());
+    put_chunk(out, "IEND", {}, {}, {});
+    return out;
+}
+
 }  // namespace
 
 Bytes encode_png(uint32_t width, uint32_t height, int channels, ByteSpan pixels, int compression) {
@@ -111,6 +255,8 @@ Bytes encode_png(uint32_t width, uint32_t height, int channels, ByteSpan pixels,
     // filtered per row (Sub, Up or Paeth; trying every filter costs more than
     // it saves), which suits lightmaps and photographic textures.
     const std::optional<Paletted> paletted = find_palette(width, height, channels, pixels);
+    if (!paletted && pixels.size() >= kBandedMinBytes)
+        return encode_png_banded(width, height, channels, pixels, std::clamp(compression, 0, 9));
     const uint8_t* rows_from = paletted ? paletted->indices.data() : pixels.data();
     const uint64_t row_bytes = paletted ? width : stride;
     Bytes out;

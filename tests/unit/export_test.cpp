@@ -14,6 +14,7 @@
 #include "run.hpp"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cmath>
 #include <filesystem>
@@ -234,6 +235,60 @@ TEST(Png, CompressionLevelsDecodeTheSame) {
     const Bytes fast = encode_png(64, 64, 3, pixels, 0), small = encode_png(64, 64, 3, pixels, 9);
     EXPECT_LT(small.size(), fast.size());
     EXPECT_EQ(decode_png(fast).rgba, decode_png(small).rgba);
+}
+
+// Images of 2 MB and more are filtered and deflated in bands of rows on every
+// core, one IDAT chunk a band: libpng (decode_png) reads back every pixel, for
+// every channel count, for rows wider than a band and at every level.
+TEST(Png, LargeImagesEncodedInBandsDecodeExactly) {
+    // The IDAT chunks, and whether their zlib stream inflates with its Adler-32 checked.
+    const auto idat_chunks = [](const Bytes& png, size_t raw_bytes, bool& inflates) {
+        size_t n = 0;
+        Bytes stream;
+        for (size_t p = 8; p + 8 <= png.size();) {
+            const uint32_t length = uint32_t(png[p]) << 24 | uint32_t(png[p + 1]) << 16 | uint32_t(png[p + 2]) << 8 | png[p + 3];
+            if (std::string(png.begin() + long(p) + 4, png.begin() + long(p) + 8) == "IDAT") {
+                ++n;
+                stream.insert(stream.end(), png.begin() + long(p) + 8, png.begin() + long(p) + 8 + long(length));
+            }
+            p += 12 + size_t(length);
+        }
+        Bytes raw(raw_bytes + 1);
+        uLongf raw_length = uLongf(raw.size());
+        inflates = uncompress(raw.data(), &raw_length, stream.data(), uLong(stream.size())) == Z_OK &&
+                   raw_length == raw_bytes;
+        return n;
+    };
+    struct Case {
+        uint32_t w, h;
+        int channels, level;
+    };
+    for (const Case c : {Case{1024, 700, 3, 3}, Case{900, 640, 4, 6}, Case{1500, 1500, 1, 1}, Case{1200, 900, 2, 9},
+                         Case{300000, 3, 3, 3} /* a row wider than a band */, Case{1100, 500, 4, 0}}) {
+        Bytes pixels(size_t(c.w) * c.h * size_t(c.channels));
+        uint32_t seed = 99;
+        for (size_t i = 0; i < pixels.size(); ++i) {
+            seed = seed * 1664525u + 1013904223u;
+            // Smooth areas (where Up / Paeth pay) with noise in every eighth row.
+            const size_t x = i % (size_t(c.w) * size_t(c.channels)), y = i / (size_t(c.w) * size_t(c.channels));
+            pixels[i] = y % 8 == 0 ? uint8_t(seed >> 24) : uint8_t(x / 7 + y / 3);
+        }
+        const Bytes png = encode_png(c.w, c.h, c.channels, pixels, c.level);
+        bool inflates = false;
+        EXPECT_GT(idat_chunks(png, size_t(c.h) * (size_t(c.w) * size_t(c.channels) + 1), inflates), 1u) << c.w << "x" << c.h;
+        EXPECT_TRUE(inflates) << "zlib refuses the IDAT stream (Adler-32?) of " << c.w << "x" << c.h;
+        EXPECT_EQ(encode_png(c.w, c.h, c.channels, pixels, c.level), png) << "not deterministic";
+        const DecodedPng back = decode_png(png);
+        ASSERT_EQ(back.width, c.w);
+        ASSERT_EQ(back.height, c.h);
+        for (size_t p = 0; p < size_t(c.w) * c.h; ++p) {
+            const uint8_t* src = pixels.data() + p * size_t(c.channels);
+            const uint8_t* dst = back.rgba.data() + p * 4;
+            const uint8_t want[4] = {src[0], c.channels >= 3 ? src[1] : src[0], c.channels >= 3 ? src[2] : src[0],
+                                     c.channels == 4 ? src[3] : c.channels == 2 ? src[1] : uint8_t(255)};
+            ASSERT_EQ(Bytes(dst, dst + 4), Bytes(want, want + 4)) << c.w << "x" << c.h << "x" << c.channels << " pixel " << p;
+        }
+    }
 }
 
 TEST(Png, RefusesBadArguments) {
