@@ -1,7 +1,7 @@
 // The size-vs-time curve of issue 9 ("cost must grow linearly"): whole
 // `bspkit` processes on each generated map, each beside the floor of the same
 // bytes moved by a trivial program, in the same run and interleaved run by run
-// (the approach of process_bench.cpp: posix_spawn, wait4 for the child's CPU
+// (process_runs.hpp, as process_bench: posix_spawn, wait4 for the child's CPU
 // time and peak RSS, medians):
 //   info     bspkit info FILE            vs cat FILE
 //   check    bspkit check FILE           vs cat FILE   (must exit 0: 0 errors)
@@ -15,99 +15,30 @@
 // the smallest (1.0 = linear; the fixed start-up cost makes small files dearer
 // per MB, so the fitted slope is the figure to compare).
 #include "big_curve.hpp"
+#include "process_runs.hpp"
 
 #include <bspkit/bsp.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fcntl.h>
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace bigmap {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Sample {
-    double seconds = 0, cpu_seconds = 0, maxrss_mb = 0;
-    int exit_code = 0;
-};
+using Pair = bspkit::bench::ProcessPair;
 
-double to_seconds(const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) * 1e-6; }
-
-/// Runs argv with stdout and stderr to /dev/null; exits when the child cannot run or dies.
-Sample run(const std::vector<std::string>& args) {
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    const auto t0 = std::chrono::steady_clock::now();
-    pid_t pid = 0;
-    if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
-        std::fprintf(stderr, "bspkit-bigmap: cannot run %s\n", argv[0]);
-        std::exit(1);
-    }
-    int status = 0;
-    rusage usage{};
-    ::wait4(pid, &status, 0, &usage);
-    const auto t1 = std::chrono::steady_clock::now();
-    posix_spawn_file_actions_destroy(&actions);
-    if (!WIFEXITED(status)) {
-        std::fprintf(stderr, "bspkit-bigmap: %s died (status %d)\n", argv[0], status);
-        std::exit(1);
-    }
-    return {std::chrono::duration<double>(t1 - t0).count(), to_seconds(usage.ru_utime) + to_seconds(usage.ru_stime),
-            double(usage.ru_maxrss) / 1024.0, WEXITSTATUS(status)};
-}
-
-void require_success(const Sample& s, const std::vector<std::string>& args) {
-    if (s.exit_code == 0) return;
-    std::string line;
-    for (const std::string& a : args) line += a + " ";
-    std::fprintf(stderr, "bspkit-bigmap: exit %d: %s\n", s.exit_code, line.c_str());
-    std::exit(1);
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
-
-struct Pair {
-    double ms = 0, floor_ms = 0, cpu_ms = 0, floor_cpu_ms = 0, rss_mb = 0;
-};
-
-/// Interleaves floor and subject `runs` times after one warm-up each (which
-/// also brings the file into the page cache).
 Pair compare(const std::vector<std::string>& floor, const std::vector<std::string>& subject, int runs) {
-    require_success(run(floor), floor);
-    require_success(run(subject), subject);
-    std::vector<double> f, s, fc, sc;
-    double rss = 0;
-    for (int i = 0; i < runs; ++i) {
-        const Sample y = run(floor);
-        require_success(y, floor);
-        f.push_back(y.seconds), fc.push_back(y.cpu_seconds);
-        const Sample x = run(subject);
-        require_success(x, subject);
-        s.push_back(x.seconds), sc.push_back(x.cpu_seconds);
-        rss = std::max(rss, x.maxrss_mb);
-    }
-    return {median(s) * 1e3, median(f) * 1e3, median(sc) * 1e3, median(fc) * 1e3, rss};
+    // Every command must succeed: check finds nothing on a generated map.
+    return bspkit::bench::compare_processes(floor, subject, runs, "bspkit-bigmap",
+                                            [](int code, const std::vector<std::string>&) { return code == 0; });
 }
 
 bool same_bytes(const fs::path& a, const fs::path& b) {
@@ -193,7 +124,7 @@ int run_curve(const std::vector<CurveFile>& files, int runs, const std::set<std:
             if (v == "glb-nolm") p = compare({"/bin/cat", f}, {bspkit, "export", f, "-o", glb, "--no-lightmaps"}, runs);
             row.verbs[v] = p;
             std::fprintf(stderr, "  %-7s %-28s %8.1f MB  %9.1f ms  floor %7.1f ms\n", verb,
-                         file.path.filename().string().c_str(), row.mb, p.ms, p.floor_ms);
+                         file.path.filename().string().c_str(), row.mb, p.subject_ms, p.floor_ms);
         }
         if (!tables.count(file.format)) order.push_back(file.format);
         tables[file.format].push_back(row);
@@ -215,8 +146,8 @@ int run_curve(const std::vector<CurveFile>& files, int runs, const std::set<std:
                 if (it == r.verbs.end()) continue;
                 const Pair& p = it->second;
                 std::printf("%8.1f %9zu %9zu  %-8s %10.1f %9.1f %7.2f | %9.1f %8.1f %7.2f | %8.2f %9.2f %8.0f\n", r.mb,
-                            r.faces, r.nodes, verb, p.ms, p.floor_ms, p.ms / std::max(p.floor_ms, 1e-6), p.cpu_ms,
-                            p.floor_cpu_ms, p.cpu_ms / std::max(p.floor_cpu_ms, 1e-6), p.ms / r.mb, p.cpu_ms / r.mb,
+                            r.faces, r.nodes, verb, p.subject_ms, p.floor_ms, p.subject_ms / std::max(p.floor_ms, 1e-6), p.subject_cpu_ms,
+                            p.floor_cpu_ms, p.subject_cpu_ms / std::max(p.floor_cpu_ms, 1e-6), p.subject_ms / r.mb, p.subject_cpu_ms / r.mb,
                             p.rss_mb);
             }
         std::printf("-- %s, per verb: least-squares line over the sizes (wall and cpu), and ms/MB largest / smallest\n",
@@ -225,7 +156,7 @@ int run_curve(const std::vector<CurveFile>& files, int runs, const std::set<std:
             std::vector<double> x, wall, cpu, floor_wall;
             for (const Row& r : rows)
                 if (const auto it = r.verbs.find(verb); it != r.verbs.end())
-                    x.push_back(r.mb), wall.push_back(it->second.ms), cpu.push_back(it->second.cpu_ms),
+                    x.push_back(r.mb), wall.push_back(it->second.subject_ms), cpu.push_back(it->second.subject_cpu_ms),
                         floor_wall.push_back(it->second.floor_ms);
             if (x.size() < 2) continue;
             const Fit w = fit(x, wall), c = fit(x, cpu), fl = fit(x, floor_wall);

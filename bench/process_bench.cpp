@@ -29,92 +29,30 @@
 // CPU time (user + system of the child, from wait4), which other processes
 // competing for the cores disturb less than wall time.
 #include "bench_support.hpp"
+#include "process_runs.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <set>
-#include <spawn.h>
 #include <string>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
-
-extern char** environ;
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Sample {
-    double seconds = 0;
-    double cpu_seconds = 0;
-    double maxrss_mb = 0;
-};
+using bspkit::bench::ProcessPair;
+using Pair = ProcessPair;
 
-double to_seconds(const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) * 1e-6; }
-
-/// Runs argv with stdout and stderr to /dev/null; exits the bench when the child fails.
-Sample run(const std::vector<std::string>& args) {
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    const auto t0 = std::chrono::steady_clock::now();
-    pid_t pid = 0;
-    if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
-        std::fprintf(stderr, "process_bench: cannot run %s\n", argv[0]);
-        std::exit(1);
-    }
-    int status = 0;
-    rusage usage{};
-    ::wait4(pid, &status, 0, &usage);
-    const auto t1 = std::chrono::steady_clock::now();
-    posix_spawn_file_actions_destroy(&actions);
-    if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && !(args.size() > 1 && args[1] == "check"))) {
-        std::string line;
-        for (const std::string& a : args) line += a + " ";
-        std::fprintf(stderr, "process_bench: failed (status %d): %s\n", status, line.c_str());
-        std::exit(1);
-    }
-    return {std::chrono::duration<double>(t1 - t0).count(), to_seconds(usage.ru_utime) + to_seconds(usage.ru_stime),
-            double(usage.ru_maxrss) / 1024.0};
+/// `check` exits 1 when it finds errors (some corpus maps have them); every other command must exit 0.
+bool accept_exit(int code, const std::vector<std::string>& args) {
+    return code == 0 || (args.size() > 1 && args[1] == "check");
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
-
-struct Pair {
-    double subject_ms = 0, floor_ms = 0;          // wall
-    double subject_cpu_ms = 0, floor_cpu_ms = 0;  // user + system
-    double rss_mb = 0;
-};
-
-/// Interleaves floor and subject `runs` times (after one warm-up each).
 Pair compare(const std::vector<std::string>& floor, const std::vector<std::string>& subject, int runs) {
-    run(floor);
-    run(subject);
-    std::vector<double> f, s, fc, sc;
-    double rss = 0;
-    for (int i = 0; i < runs; ++i) {
-        const Sample y = run(floor);
-        f.push_back(y.seconds);
-        fc.push_back(y.cpu_seconds);
-        const Sample x = run(subject);
-        s.push_back(x.seconds);
-        sc.push_back(x.cpu_seconds);
-        rss = std::max(rss, x.maxrss_mb);
-    }
-    return {median(s) * 1e3, median(f) * 1e3, median(sc) * 1e3, median(fc) * 1e3, rss};
+    return bspkit::bench::compare_processes(floor, subject, runs, "process_bench", accept_exit);
 }
 
 std::string name_of(const fs::path& p) { return p.filename().string(); }
