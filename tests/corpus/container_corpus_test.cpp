@@ -1,5 +1,6 @@
 // The container layer over every file of ../shared/corpus/MANIFEST.tsv.
 #include <bspkit/bsp.hpp>
+#include <bspkit/check.hpp>
 #include <bspkit/file_io.hpp>
 #include <bspkit/lzma.hpp>
 
@@ -332,5 +333,14 @@ TEST(CorpusLzma, DecodeAheadGivesTheSameBytesAndKeepsErrors) {
         // Every other lump still decodes after the failed one.
         const ByteSpan v = bad_ahead.decoded(3), w = alone.decoded(3);
         EXPECT_TRUE(std::equal(v.begin(), v.end(), w.begin(), w.end())) << rel;
+        // check says so once (every step that reads planes meets it), with the offset.
+        const CheckReport report = check(Bsp::parse(broken, rel));
+        std::vector<std::string> said;
+        for (const Finding& f : report.findings)
+            if (f.severity == Severity::error && f.lump == "planes") said.push_back(f.message);
+        ASSERT_EQ(said.size(), 1u) << rel;
+        EXPECT_NE(said[0].find("(at offset " + std::to_string(alone.entry(planes).offset + int64_t(lzma::header_size)) + ")"),
+                  std::string::npos)
+            << said[0];
     }
 }

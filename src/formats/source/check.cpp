@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 
 namespace bspkit::source {
 namespace {
@@ -796,12 +797,17 @@ void check(const Bsp& bsp, CheckReport& report) {
         check_displacements, check_vis, check_worldlights,  check_overlays,        check_occlusion,
         check_physcollide, check_pakfile, check_game_lumps, check_limits,
     };
+    std::set<std::pair<std::string, std::string>> undecodable;
     for (Step step : kSteps) {
         try {
             step(c);
         } catch (const Error& e) {
-            // A lump that cannot be decoded at all (bad LZMA data, ...).
-            c.error(e.where().lump, -1, "", e.detail());
+            // A lump that cannot be decoded at all (bad LZMA data, ...): said once, however
+            // many steps read it.
+            if (undecodable.insert({e.where().lump, e.detail()}).second)
+                c.error(e.where().lump, -1, "",
+                        e.where().offset >= 0 ? e.detail() + " (at offset " + std::to_string(e.where().offset) + ")"
+                                              : e.detail());
         }
     }
     c.finish();
