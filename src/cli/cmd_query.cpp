@@ -156,12 +156,14 @@ void add_trace(CLI::App& app, Action& action) {
                     fmt::print("{}\n", j.dump(2));
                     return kExitOk;
                 }
-                fmt::print("fraction {} end ({} {} {}){}{}\n", r.fraction, r.end.x, r.end.y, r.end.z,
-                           r.startsolid ? " startsolid" : "", r.allsolid ? " allsolid" : "");
+                // + 0.0f: a negated zero prints as 0, not -0 (the JSON keeps the values as they are).
+                fmt::print("fraction {} end ({} {} {}){}{}\n", r.fraction, r.end.x + 0.0f, r.end.y + 0.0f,
+                           r.end.z + 0.0f, r.startsolid ? " startsolid" : "", r.allsolid ? " allsolid" : "");
                 if (r.fraction < 1)
                     fmt::print("hit model {} plane ({} {} {}) dist {} contents {} surface flags 0x{:x}{}\n", r.model,
-                               r.normal.x, r.normal.y, r.normal.z, r.dist, query::content_flag_names(r.contents.flags),
-                               r.surface_flags, r.triangle ? " (triangle)" : "");
+                               r.normal.x + 0.0f, r.normal.y + 0.0f, r.normal.z + 0.0f, r.dist + 0.0f,
+                               query::content_flag_names(r.contents.flags), r.surface_flags,
+                               r.triangle ? " (triangle)" : "");
                 return kExitOk;
             }
             std::ifstream file;
