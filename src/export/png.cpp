@@ -97,9 +97,9 @@ std::optional<Paletted> find_palette(uint32_t width, uint32_t height, int channe
 // --- Large images: filtered and deflated in bands on every core -------------
 
 /// Raw image bytes from which encode_png() takes the banded path.
-constexpr uint64_t kBandedMinBytes = uint64_t(2) << 20;
+constexpr uint64_t kBandedMinBytes = uint64_t(1) << 20;
 /// Filtered bytes per band (whole rows; at least one row).
-constexpr uint64_t kBandBytes = uint64_t(1) << 20;
+constexpr uint64_t kBandBytes = uint64_t(1) << 19;
 
 /// Adler-32 of x followed by y, from their Adler-32s and y's length: for the
 /// sums A = 1 + the bytes and B = the A after each byte (both mod 65521),

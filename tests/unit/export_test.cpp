@@ -237,7 +237,7 @@ TEST(Png, CompressionLevelsDecodeTheSame) {
     EXPECT_EQ(decode_png(fast).rgba, decode_png(small).rgba);
 }
 
-// Images of 2 MB and more are filtered and deflated in bands of rows on every
+// Images of 1 MB and more are filtered and deflated in bands of rows on every
 // core, one IDAT chunk a band: libpng (decode_png) reads back every pixel, for
 // every channel count, for rows wider than a band and at every level.
 TEST(Png, LargeImagesEncodedInBandsDecodeExactly) {
