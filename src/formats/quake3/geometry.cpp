@@ -35,7 +35,10 @@
 #include <bspkit/ascii.hpp>
 #include <bspkit/formats/quake3.hpp>
 
+#include "../../core/parallel.hpp"
+
 #include <algorithm>
+#include <exception>
 #include <array>
 #include <bit>
 #include <cctype>
@@ -277,13 +280,46 @@ public:
         const size_t count = options_.all_models ? models.size() : std::min<size_t>(models.size(), 1);
         validate(models, count);
         plan_levels();
-        out_.models.reserve(out_.models.size() + count);
+        // Every face of every model, in the models' order; patches numbered in that
+        // order (validate() planned them so). The faces are built on every core, in
+        // chunks with scratch of their own; each lands in its slot, so the model is
+        // the same whatever the thread count.
+        struct Job {
+            model::Surface* slot;
+            size_t face, patch;
+        };
+        std::vector<Job> jobs;
+        size_t patch_number = 0;
+        const size_t first_model = out_.models.size();
+        out_.models.resize(first_model + count);
         for (size_t m = 0; m < count; ++m) {
-            model::Model& model = out_.models.emplace_back();
+            model::Model& model = out_.models[first_model + m];
             model.index = uint32_t(m);
-            model.surfaces.reserve(size_t(models[m].numSurfaces));
-            for (int32_t k = 0; k < models[m].numSurfaces; ++k)
-                model.surfaces.push_back(surface(size_t(models[m].firstSurface) + size_t(k)));
+            model.surfaces.resize(size_t(models[m].numSurfaces));
+            for (int32_t k = 0; k < models[m].numSurfaces; ++k) {
+                const size_t face = size_t(models[m].firstSurface) + size_t(k);
+                const bool patch = surfaces_[face].surfaceType == MST_PATCH;
+                jobs.push_back({&model.surfaces[size_t(k)], face, patch ? patch_number++ : 0});
+            }
+        }
+        constexpr size_t kChunk = 64;
+        const size_t chunks = (jobs.size() + kChunk - 1) / kChunk;
+        std::vector<std::exception_ptr> failed(chunks);
+        bspkit::detail::parallel_for(chunks, 0, [&](size_t c) {
+            try {
+                Scratch scratch;
+                for (size_t j = c * kChunk; j < std::min(jobs.size(), (c + 1) * kChunk); ++j)
+                    *jobs[j].slot = surface(jobs[j].face, jobs[j].patch, scratch);
+            } catch (...) {
+                failed[c] = std::current_exception();
+            }
+        });
+        for (const std::exception_ptr& e : failed)
+            if (e) std::rethrow_exception(e);  // the first face's in the models' order, as built one by one
+        for (const Job& job : jobs) {
+            const dsurface_t& d = surfaces_[job.face];
+            if (d.surfaceType != MST_FLARE && d.lightmapNum >= 0 && size_t(d.lightmapNum) >= pages_ && options_.lightmaps)
+                if (missing_.count++ == 0) missing_.first = job.face;
         }
         if (missing_.count > 0) {
             // No pages at all: q3map2 -external wrote them as images beside the map.
@@ -492,24 +528,31 @@ private:
         return size;
     }
 
-    model::Surface surface(size_t i) {
+    /// Per-thread working memory of surface().
+    struct Scratch {
+        std::vector<Attr> ctrl, q;
+        std::vector<Vec3> qd;
+        TriangleFilter filter;
+    };
+
+    /// Face i as a surface (`patch`: its number among the patches, for patches).
+    /// Reads the builder, writes only `scratch` (faces are built on several threads).
+    model::Surface surface(size_t i, size_t patch_number, Scratch& scratch) const {
         const dsurface_t& d = surfaces_[i];
         model::Surface s;
         s.face = int64_t(i);
         s.material = uint32_t(d.shaderNum);
         switch (d.surfaceType) {
             case MST_FLARE: billboard(d, s); return s;
-            case MST_PATCH: s.kind = model::SurfaceKind::patch; patch(next_patch_++, s); break;
+            case MST_PATCH: s.kind = model::SurfaceKind::patch; patch(patch_number, s, scratch); break;
             case MST_PLANAR: s.kind = model::SurfaceKind::polygon; triangles(d, s); break;
             default: s.kind = model::SurfaceKind::mesh; triangles(d, s); break;  // soup, RTCW foliage
         }
         if (d.lightmapNum >= 0 && size_t(d.lightmapNum) < pages_) {
             s.lightmap = int32_t(first_image_ + size_t(d.lightmapNum));
             s.styles = {0, 255, 255, 255};
-        } else if (d.lightmapNum >= 0 && options_.lightmaps) {
-            if (missing_.count++ == 0) missing_.first = i;
         }
-        filter_.dedupe(s.vertices, s.indices);
+        scratch.filter.dedupe(s.vertices, s.indices);
         return s;
     }
 
@@ -522,7 +565,7 @@ private:
         s.vertices.push_back(v);
     }
 
-    void triangles(const dsurface_t& d, model::Surface& s) {
+    void triangles(const dsurface_t& d, model::Surface& s) const {
         s.vertices.resize(size_t(d.numVerts));
         for (int32_t k = 0; k < d.numVerts; ++k) {
             const drawVert_t& src = verts_[size_t(d.firstVert) + size_t(k)];
@@ -545,16 +588,19 @@ private:
         }
     }
 
-    void patch(size_t index, model::Surface& s) {
+    void patch(size_t index, model::Surface& s, Scratch& scratch) const {
+        std::vector<Attr>& ctrl = scratch.ctrl;
+        std::vector<Attr>& q = scratch.q;
+        std::vector<Vec3>& qd = scratch.qd;
         const PatchPlan& p = patches_[index];
         const int w = p.width, nu = (w - 1) / 2, nv = (p.height - 1) / 2;
         const uint8_t* lu = levels_.data() + p.var;
         const uint8_t* lv = lu + nu;
         const uint32_t W = grid_size(p, true), H = grid_size(p, false);
-        ctrl_.resize(size_t(w) * size_t(p.height));
-        for (size_t k = 0; k < ctrl_.size(); ++k) ctrl_[k] = to_attr(verts_[size_t(surfaces_[p.face].firstVert) + k]);
-        q_.resize(size_t(w));
-        qd_.resize(size_t(w));
+        ctrl.resize(size_t(w) * size_t(p.height));
+        for (size_t k = 0; k < ctrl.size(); ++k) ctrl[k] = to_attr(verts_[size_t(surfaces_[p.face].firstVert) + k]);
+        q.resize(size_t(w));
+        qd.resize(size_t(w));
         s.vertices.resize(size_t(W) * H);
         uint32_t y = 0;
         for (int r = 0; r < nv; ++r) {
@@ -562,25 +608,25 @@ private:
             const int rows = r + 1 == nv ? lv[r] + 1 : lv[r];  // a row's last line is the next row's first
             for (int j = 0; j < rows; ++j, ++y) {
                 for (int k = 0; k < w; ++k) {  // the control columns at this v, and their v derivative
-                    const Attr& a = ctrl_[size_t(2 * r) * size_t(w) + size_t(k)];
-                    const Attr& b = ctrl_[size_t(2 * r + 1) * size_t(w) + size_t(k)];
-                    const Attr& c = ctrl_[size_t(2 * r + 2) * size_t(w) + size_t(k)];
-                    sym_attr(bv[size_t(j)].b, a, b, c, q_[size_t(k)]);
-                    qd_[size_t(k)] = sym_pos_d(bv[size_t(j)].d, a, b, c);
+                    const Attr& a = ctrl[size_t(2 * r) * size_t(w) + size_t(k)];
+                    const Attr& b = ctrl[size_t(2 * r + 1) * size_t(w) + size_t(k)];
+                    const Attr& c = ctrl[size_t(2 * r + 2) * size_t(w) + size_t(k)];
+                    sym_attr(bv[size_t(j)].b, a, b, c, q[size_t(k)]);
+                    qd[size_t(k)] = sym_pos_d(bv[size_t(j)].d, a, b, c);
                 }
                 uint32_t x = 0;
                 for (int c = 0; c < nu; ++c) {
                     const auto& bu = basis(lu[c]);
                     const int cols = c + 1 == nu ? lu[c] + 1 : lu[c];
-                    const Attr& a = q_[size_t(2 * c)];
-                    const Attr& b = q_[size_t(2 * c + 1)];
-                    const Attr& e = q_[size_t(2 * c + 2)];
+                    const Attr& a = q[size_t(2 * c)];
+                    const Attr& b = q[size_t(2 * c + 1)];
+                    const Attr& e = q[size_t(2 * c + 2)];
                     for (int i = 0; i < cols; ++i, ++x) {
                         const Weights& wu = bu[size_t(i)];
                         Attr v;
                         sym_attr(wu.b, a, b, e, v);
                         const Vec3 du = sym_pos_d(wu.d, a, b, e);
-                        const Vec3 dv = sym_vec(wu.b, qd_[size_t(2 * c)], qd_[size_t(2 * c + 1)], qd_[size_t(2 * c + 2)]);
+                        const Vec3 dv = sym_vec(wu.b, qd[size_t(2 * c)], qd[size_t(2 * c + 1)], qd[size_t(2 * c + 2)]);
                         store(v, du, dv, s.vertices[size_t(y) * W + x]);
                     }
                 }
@@ -622,11 +668,7 @@ private:
     std::span<const dsurface_t> surfaces_;
     size_t pages_ = 0, first_image_ = 0;
     std::vector<PatchPlan> patches_;  ///< in the order the models reference them
-    size_t next_patch_ = 0;
     std::vector<uint8_t> levels_;  ///< per patch column, then row
-    std::vector<Attr> ctrl_, q_;
-    std::vector<Vec3> qd_;
-    TriangleFilter filter_;
     struct {
         size_t count = 0, first = 0;
     } missing_;  ///< faces naming a lightmap page the file does not hold
