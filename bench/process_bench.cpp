@@ -23,7 +23,8 @@
 //              -DBSPKIT_TESTS=OFF -DBSPKIT_BENCH=OFF && cmake --build /tmp/bspkit-280b7e3/build
 //              --target bspkit_cli, then --old /tmp/bspkit-280b7e3/build/bspkit.
 //
-//   process_bench [--runs N] [--only info,check,...] [--old BSPKIT] [FILE...]
+//   process_bench [--runs N] [--only info,check,...] [--old BSPKIT] [--bspkit BSPKIT] [FILE...]
+// --bspkit runs another build in place of the one built beside this program.
 // Without FILEs: the largest corpus map of each family (and a small one).
 // Figures are medians of N runs (default 15; 5 for export): wall time, and
 // CPU time (user + system of the child, from wait4), which other processes
@@ -77,6 +78,7 @@ void print_rss(const char* what, const fs::path& file, double rss_mb) {
 int main(int argc, char** argv) {
     int runs = 15;
     std::string old_bspkit;
+    std::string bspkit = BSPKIT_CLI_PATH;  // --bspkit: another build under test (a before/after table)
     std::set<std::string> only;
     std::vector<fs::path> files;
     for (int i = 1; i < argc; ++i) {
@@ -92,6 +94,8 @@ int main(int argc, char** argv) {
             }
         } else if (a == "--old" && i + 1 < argc) {
             old_bspkit = argv[++i];
+        } else if (a == "--bspkit" && i + 1 < argc) {
+            bspkit = argv[++i];
         } else if (a.rfind("--benchmark", 0) == 0) {
             // `make bench` passes Google Benchmark options to every bench program.
         } else {
@@ -108,7 +112,6 @@ int main(int argc, char** argv) {
                                 "src_v17/vtmb_ch_temple_3.bsp", "src_v20_lzma/sdk2013_boxinaroom_lzma.bsp",
                                 "src_console/x360_shack.bsp"})
             files.push_back(bspkit::bench::corpus(rel));
-    const std::string bspkit = BSPKIT_CLI_PATH;
     const fs::path out = fs::temp_directory_path() / ("bspkit_process_bench_" + std::to_string(::getpid()));
     fs::create_directories(out);
     std::printf("process_bench: medians of %d runs of whole processes, each beside its floor in the same run\n", runs);
