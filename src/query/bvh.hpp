@@ -59,7 +59,14 @@ struct Bvh {
 /// again after each visit (a hit shortens the segment).
 template <class Visit>
 void walk(const Bvh& bvh, const float start[3], const float dir[3], const float grow_lo[3], const float grow_hi[3],
-          const float& tmax, Visit&& visit) {
+          const float& tmax, Visit&& visit);
+
+/// walk() by leaves: visit(ref, count) gets each leaf's Bvh4Node::ref and
+/// count (the BVH's items or, for a BVH whose leaf refs were rewritten,
+/// whatever they name); it returns false to stop.
+template <class VisitLeaf>
+void walk_leaves(const Bvh& bvh, const float start[3], const float dir[3], const float grow_lo[3],
+                 const float grow_hi[3], const float& tmax, VisitLeaf&& visit) {
     if (bvh.nodes.empty()) return;
     // Per axis, t = (bound - origin) * inv: the low bounds meet start + grow_lo, the high ones
     // start - grow_hi. A direction too small to invert gets a huge inverse: the slab is then
@@ -81,8 +88,7 @@ void walk(const Bvh& bvh, const float start[3], const float dir[3], const float 
     Pending cur{0, 0, 0};
     for (;;) {
         if (cur.count) {
-            for (uint32_t i = cur.ref; i < cur.ref + cur.count; ++i)
-                if (!visit(bvh.items[i])) return;
+            if (!visit(cur.ref, cur.count)) return;
         } else {
             const Bvh4Node& node = bvh.nodes[cur.ref];
             float t0[4];
@@ -136,6 +142,16 @@ void walk(const Bvh& bvh, const float start[3], const float dir[3], const float 
             }
         }
     }
+}
+
+template <class Visit>
+void walk(const Bvh& bvh, const float start[3], const float dir[3], const float grow_lo[3], const float grow_hi[3],
+          const float& tmax, Visit&& visit) {
+    walk_leaves(bvh, start, dir, grow_lo, grow_hi, tmax, [&](uint32_t ref, uint32_t count) {
+        for (uint32_t i = ref; i < ref + count; ++i)
+            if (!visit(bvh.items[i])) return false;
+        return true;
+    });
 }
 
 }  // namespace bspkit::query::detail

@@ -215,11 +215,11 @@ struct BoxTrace {
         return true;
     }
 
-    void clip_brush(uint32_t b) {
+    void clip_brush(uint32_t b, bool met = false) {
         const PackedBrush& brush_rec = w.brushes[b];
         const uint32_t num_sides = point ? brush_rec.num_point : brush_rec.num_all;
         if (num_sides == 0) return;
-        if (!(brush_rec.mask_bits & mask) || !may_touch(brush_rec.lo, brush_rec.hi)) return;
+        if (!(brush_rec.mask_bits & mask) || (!met && !may_touch(brush_rec.lo, brush_rec.hi))) return;
         const PackedSide* sides =
             point ? &w.sides_point[brush_rec.first_point] : &w.sides_all[brush_rec.first_all];
 #if BSPKIT_QUERY_SSE2
@@ -448,8 +448,9 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
             const float dir[3] = {e.v[0] - s.v[0], e.v[1] - s.v[1], e.v[2] - s.v[2]};
             // An allsolid trace goes on too (its fraction is 0, so only the brushes
             // around the start are left), for the lowest-numbered brush holding it.
-            walk(w.world_brush_bvh, s.v, dir, grow_lo, grow_hi, bt.fraction, [&](uint32_t b) {
-                bt.clip_brush(b);
+            walk_leaves(w.world_brush_bvh, s.v, dir, grow_lo, grow_hi, bt.fraction, [&](uint32_t ref, uint32_t count) {
+                if (count == 1) bt.clip_brush(w.world_brush_bvh.items[ref], true);
+                else for (uint32_t i = ref; i < ref + count; ++i) bt.clip_brush(w.world_brush_bvh.items[i]);
                 return true;
             });
             for (const uint32_t b : w.world_unbounded) bt.clip_brush(b);
