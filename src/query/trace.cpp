@@ -183,7 +183,7 @@ struct BoxTrace {
     bool startsolid = false, allsolid = false;
     const PackedSide* plane = nullptr;
     int32_t contents = 0;
-    uint32_t surface = 0;
+    uint32_t surface = 0;  ///< of a triangle hit (a brush's: plane->surface, read once at the end)
     int32_t brush = -1;
 
     void set_segment(const float s[3], const float e[3]) {
@@ -283,21 +283,23 @@ struct BoxTrace {
             const __m128 sooner = _mm_and_ps(leaving, _mm_cmplt_ps(f_leave, leave));
             leave = _mm_or_ps(_mm_and_ps(sooner, f_leave), _mm_andnot_ps(sooner, leave));
         }
-        float enters[4], leaves[4];
-        int32_t enter_sides[4];
-        _mm_storeu_ps(enters, enter);
-        _mm_storeu_ps(leaves, leave);
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(enter_sides), enter_side);
-        float best_enter = -1, best_leave = 1;
-        int32_t best_side = -1;
-        for (int j = 0; j < 4; ++j) {
-            best_leave = std::min(best_leave, leaves[j]);
-            if (enter_sides[j] < 0) continue;
-            if (enters[j] > best_enter || (enters[j] == best_enter && enter_sides[j] < best_side)) {
-                best_enter = enters[j];
-                best_side = enter_sides[j];
-            }
-        }
+        // Across the lanes: the latest entry, of its sides the first in order (sides as
+        // floats: exact, and SSE2 has no integer minimum), the soonest exit. A lane no side
+        // entered holds -1 (every entry is at least 0, as is f_enter), so it never wins.
+        __m128 best = _mm_max_ps(enter, _mm_shuffle_ps(enter, enter, _MM_SHUFFLE(1, 0, 3, 2)));
+        best = _mm_max_ps(best, _mm_shuffle_ps(best, best, _MM_SHUFFLE(2, 3, 0, 1)));
+        const __m128 tied = _mm_and_ps(_mm_cmpeq_ps(enter, best),
+                                       _mm_castsi128_ps(_mm_cmpgt_epi32(enter_side, _mm_set1_epi32(-1))));
+        const __m128 none = _mm_set1_ps(16777216.0f);
+        __m128 side = _mm_or_ps(_mm_and_ps(tied, _mm_cvtepi32_ps(enter_side)), _mm_andnot_ps(tied, none));
+        side = _mm_min_ps(side, _mm_shuffle_ps(side, side, _MM_SHUFFLE(1, 0, 3, 2)));
+        side = _mm_min_ps(side, _mm_shuffle_ps(side, side, _MM_SHUFFLE(2, 3, 0, 1)));
+        // min of +0 and -0 may keep either: the exit is only compared, where they are equal.
+        leave = _mm_min_ps(leave, _mm_shuffle_ps(leave, leave, _MM_SHUFFLE(1, 0, 3, 2)));
+        leave = _mm_min_ps(leave, _mm_shuffle_ps(leave, leave, _MM_SHUFFLE(2, 3, 0, 1)));
+        const float best_enter = _mm_cvtss_f32(best), best_leave = _mm_cvtss_f32(leave);
+        const float side_f = _mm_cvtss_f32(side);
+        const int32_t best_side = side_f < 16777216.0f ? int32_t(side_f) : -1;
         finish_clip(b, brush_rec, _mm_movemask_ps(any_d1) != 0, _mm_movemask_ps(any_d2) != 0, best_enter, best_leave,
                     best_side >= 0 ? &sides[best_side] : nullptr);
     }
@@ -347,7 +349,6 @@ struct BoxTrace {
                 contents = brush_rec.contents;
                 brush = int32_t(b);
                 plane = nullptr;
-                surface = 0;
             }
             return;
         }
@@ -358,7 +359,6 @@ struct BoxTrace {
         if (enter < leave && enter > -1 && nearer && clip) {
             fraction = std::max(0.0f, enter);
             plane = clip;
-            surface = clip->surface;
             contents = brush_rec.contents;
             brush = int32_t(b);
         }
@@ -506,7 +506,7 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
     r.brush = bt.brush;
     if (bt.fraction < 1 || bt.startsolid) {
         r.contents = {bt.contents, c.flags_of(bt.contents)};
-        r.surface_flags = bt.surface;
+        r.surface_flags = tri_hit ? bt.surface : bt.plane ? bt.plane->surface : 0;
         if (r.model < 0) r.model = 0;
     }
     if (tri_hit) {
