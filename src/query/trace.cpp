@@ -215,19 +215,20 @@ struct BoxTrace {
         return true;
     }
 
-    void clip_brush(uint32_t b, bool met = false) {
-        const PackedBrush& brush_rec = w.brushes[b];
-        const uint32_t num_sides = point ? brush_rec.num_point : brush_rec.num_all;
+    /// The brush whose run of units starts at `head` (World::Impl::brush_units).
+    /// `bounds_met`: the segment is known to meet its bounds grown as
+    /// may_touch() grows them (a BVH leaf of this brush alone was met: the
+    /// same test), so may_touch() is not asked again.
+    void clip_brush(const BrushUnit* head, bool bounds_met = false) {
+        const BrushHead& h = head->head;
+        const uint32_t num_sides = point ? h.num_point : h.num_all;
         if (num_sides == 0) return;
-        if (!(brush_rec.mask_bits & mask) || (!met && !may_touch(brush_rec.lo, brush_rec.hi))) return;
-        const PackedSide* sides =
-            point ? &w.sides_point[brush_rec.first_point] : &w.sides_all[brush_rec.first_all];
+        if (!(h.mask_bits & mask) || (!bounds_met && !may_touch(h.lo, h.hi))) return;
+        const PackedSide* sides = point ? &w.sides_point[h.first_point] : &w.sides_all[h.first_all];
 #if BSPKIT_QUERY_SSE2
-        const SideBlock* blocks =
-            point ? &w.blocks_point[brush_rec.first_block_point] : &w.blocks_all[brush_rec.first_block_all];
-        clip_blocks(b, brush_rec, sides, blocks, (num_sides + 3) / 4);
+        clip_blocks(h, sides, &head[point ? 1 : h.all_blocks].block, (num_sides + 3) / 4);
 #else
-        clip_sides(b, brush_rec, sides, num_sides);
+        clip_sides(h, sides, num_sides);
 #endif
     }
 
@@ -235,7 +236,7 @@ struct BoxTrace {
     /// clip_sides() four sides at a time: the same arithmetic in the same
     /// order per side, so the same results to the bit; of the sides that
     /// enter last, the first in order is the one reported, as there.
-    void clip_blocks(uint32_t b, const PackedBrush& brush_rec, const PackedSide* sides, const SideBlock* blocks,
+    void clip_blocks(const BrushHead& brush_rec, const PackedSide* sides, const SideBlock* blocks,
                      uint32_t num_blocks) {
         const __m128 sx = _mm_set1_ps(start[0]), sy = _mm_set1_ps(start[1]), sz = _mm_set1_ps(start[2]);
         const __m128 ex = _mm_set1_ps(end[0]), ey = _mm_set1_ps(end[1]), ez = _mm_set1_ps(end[2]);
@@ -300,13 +301,13 @@ struct BoxTrace {
         const float best_enter = _mm_cvtss_f32(best), best_leave = _mm_cvtss_f32(leave);
         const float side_f = _mm_cvtss_f32(side);
         const int32_t best_side = side_f < 16777216.0f ? int32_t(side_f) : -1;
-        finish_clip(b, brush_rec, _mm_movemask_ps(any_d1) != 0, _mm_movemask_ps(any_d2) != 0, best_enter, best_leave,
+        finish_clip(brush_rec, _mm_movemask_ps(any_d1) != 0, _mm_movemask_ps(any_d2) != 0, best_enter, best_leave,
                     best_side >= 0 ? &sides[best_side] : nullptr);
     }
 #endif
 
     /// The clip one side after another (CM_ClipBoxToBrush).
-    void clip_sides(uint32_t b, const PackedBrush& brush_rec, const PackedSide* sides, uint32_t num_sides) {
+    void clip_sides(const BrushHead& brush_rec, const PackedSide* sides, uint32_t num_sides) {
         float enter = -1, leave = 1;
         const PackedSide* clip = nullptr;
         bool getout = false, startout = false;
@@ -333,12 +334,13 @@ struct BoxTrace {
                 if (f < leave) leave = f;
             }
         }
-        finish_clip(b, brush_rec, startout, getout, enter, leave, clip);
+        finish_clip(brush_rec, startout, getout, enter, leave, clip);
     }
 
     /// A brush's clip applied to the trace: a solid start, or a nearer hit.
-    void finish_clip(uint32_t b, const PackedBrush& brush_rec, bool startout, bool getout, float enter, float leave,
+    void finish_clip(const BrushHead& brush_rec, bool startout, bool getout, float enter, float leave,
                      const PackedSide* clip) {
+        const uint32_t b = brush_rec.brush;
         if (!startout) {  // the start is inside this brush
             startsolid = true;
             // No way out: no impact plane either (whatever brush was met before).
@@ -448,15 +450,17 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
             const float dir[3] = {e.v[0] - s.v[0], e.v[1] - s.v[1], e.v[2] - s.v[2]};
             // An allsolid trace goes on too (its fraction is 0, so only the brushes
             // around the start are left), for the lowest-numbered brush holding it.
-            walk_leaves(w.world_brush_bvh, s.v, dir, grow_lo, grow_hi, bt.fraction, [&](uint32_t ref, uint32_t count) {
-                if (count == 1) bt.clip_brush(w.world_brush_bvh.items[ref], true);
-                else for (uint32_t i = ref; i < ref + count; ++i) bt.clip_brush(w.world_brush_bvh.items[i]);
+            const BrushUnit* units = w.brush_units.data();
+            walk_leaves(w.world_brush_bvh, s.v, dir, grow_lo, grow_hi, bt.fraction, [&](uint32_t head, uint32_t count) {
+                if (count == 1) bt.clip_brush(&units[head], true);
+                else
+                    for (; count; --count, head += units[head].head.units) bt.clip_brush(&units[head]);
                 return true;
             });
-            for (const uint32_t b : w.world_unbounded) bt.clip_brush(b);
+            for (const uint32_t head : w.world_unbounded) bt.clip_brush(&units[head]);
         } else {
             for (const uint32_t b : model.brushes) {
-                bt.clip_brush(b);
+                bt.clip_brush(&w.brush_units[w.brush_head[b]]);
                 if (bt.allsolid) break;
             }
         }
