@@ -361,6 +361,9 @@ struct BoxTrace {
         if (enter < leave && enter > -1 && nearer && clip) {
             fraction = std::max(0.0f, enter);
             plane = clip;
+#if BSPKIT_QUERY_SSE2
+            _mm_prefetch(reinterpret_cast<const char*>(clip), _MM_HINT_T0);  // read at the end of the trace
+#endif
             contents = brush_rec.contents;
             brush = int32_t(b);
         }
