@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -117,17 +118,40 @@ void walk_leaves(const Bvh& bvh, const float start[3], const float dir[3], const
             }
             hit &= node.used;
 #endif
-            // The children met, farthest first onto the stack; the nearest is next.
-            Pending met[4];
-            int m = 0;
-            for (int k = 0; k < 4; ++k) {
-                if (!(hit >> k & 1)) continue;
-                Pending p{node.ref[k], node.count[k], t0[k]};
-                int j = m++;
-                for (; j > 0 && met[j - 1].t0 < p.t0; --j) met[j] = met[j - 1];  // t0 descending
-                met[j] = p;
-            }
-            if (m) {
+            // The children met, farthest first onto the stack; the nearest is next (of
+            // equal entries, the later slot). One or two children met are the common
+            // cases: taken without a loop over the slots, whose branches mispredict.
+            if (hit) {
+                const int k0 = std::countr_zero(hit);
+                hit &= hit - 1;
+                if (!hit) {
+                    cur = {node.ref[k0], node.count[k0], t0[k0]};
+                    continue;
+                }
+                const int k1 = std::countr_zero(hit);
+                hit &= hit - 1;
+                if (!hit) {
+                    const Pending a{node.ref[k0], node.count[k0], t0[k0]}, b{node.ref[k1], node.count[k1], t0[k1]};
+                    const bool a_first = a.t0 < b.t0;
+                    stack[sp++] = a_first ? b : a;
+                    cur = a_first ? a : b;
+                    continue;
+                }
+                Pending met[4];
+                int m = 0;
+                for (int k = k0;;) {
+                    Pending p{node.ref[k], node.count[k], t0[k]};
+                    int j = m++;
+                    for (; j > 0 && met[j - 1].t0 < p.t0; --j) met[j] = met[j - 1];  // t0 descending
+                    met[j] = p;
+                    if (k == k0) {
+                        k = k1;
+                        continue;
+                    }
+                    if (!hit) break;
+                    k = std::countr_zero(hit);
+                    hit &= hit - 1;
+                }
                 for (int k = 0; k + 1 < m; ++k) stack[sp++] = met[k];
                 cur = met[m - 1];
                 continue;
