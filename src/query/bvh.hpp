@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -59,7 +60,14 @@ struct Bvh {
 /// again after each visit (a hit shortens the segment).
 template <class Visit>
 void walk(const Bvh& bvh, const float start[3], const float dir[3], const float grow_lo[3], const float grow_hi[3],
-          const float& tmax, Visit&& visit) {
+          const float& tmax, Visit&& visit);
+
+/// walk() by leaves: visit(ref, count) gets each leaf's Bvh4Node::ref and
+/// count (the BVH's items or, for a BVH whose leaf refs were rewritten,
+/// whatever they name); it returns false to stop.
+template <class VisitLeaf>
+void walk_leaves(const Bvh& bvh, const float start[3], const float dir[3], const float grow_lo[3],
+                 const float grow_hi[3], const float& tmax, VisitLeaf&& visit) {
     if (bvh.nodes.empty()) return;
     // Per axis, t = (bound - origin) * inv: the low bounds meet start + grow_lo, the high ones
     // start - grow_hi. A direction too small to invert gets a huge inverse: the slab is then
@@ -81,8 +89,7 @@ void walk(const Bvh& bvh, const float start[3], const float dir[3], const float 
     Pending cur{0, 0, 0};
     for (;;) {
         if (cur.count) {
-            for (uint32_t i = cur.ref; i < cur.ref + cur.count; ++i)
-                if (!visit(bvh.items[i])) return;
+            if (!visit(cur.ref, cur.count)) return;
         } else {
             const Bvh4Node& node = bvh.nodes[cur.ref];
             float t0[4];
@@ -111,17 +118,40 @@ void walk(const Bvh& bvh, const float start[3], const float dir[3], const float 
             }
             hit &= node.used;
 #endif
-            // The children met, farthest first onto the stack; the nearest is next.
-            Pending met[4];
-            int m = 0;
-            for (int k = 0; k < 4; ++k) {
-                if (!(hit >> k & 1)) continue;
-                Pending p{node.ref[k], node.count[k], t0[k]};
-                int j = m++;
-                for (; j > 0 && met[j - 1].t0 < p.t0; --j) met[j] = met[j - 1];  // t0 descending
-                met[j] = p;
-            }
-            if (m) {
+            // The children met, farthest first onto the stack; the nearest is next (of
+            // equal entries, the later slot). One or two children met are the common
+            // cases: taken without a loop over the slots, whose branches mispredict.
+            if (hit) {
+                const int k0 = std::countr_zero(hit);
+                hit &= hit - 1;
+                if (!hit) {
+                    cur = {node.ref[k0], node.count[k0], t0[k0]};
+                    continue;
+                }
+                const int k1 = std::countr_zero(hit);
+                hit &= hit - 1;
+                if (!hit) {
+                    const Pending a{node.ref[k0], node.count[k0], t0[k0]}, b{node.ref[k1], node.count[k1], t0[k1]};
+                    const bool a_first = a.t0 < b.t0;
+                    stack[sp++] = a_first ? b : a;
+                    cur = a_first ? a : b;
+                    continue;
+                }
+                Pending met[4];
+                int m = 0;
+                for (int k = k0;;) {
+                    Pending p{node.ref[k], node.count[k], t0[k]};
+                    int j = m++;
+                    for (; j > 0 && met[j - 1].t0 < p.t0; --j) met[j] = met[j - 1];  // t0 descending
+                    met[j] = p;
+                    if (k == k0) {
+                        k = k1;
+                        continue;
+                    }
+                    if (!hit) break;
+                    k = std::countr_zero(hit);
+                    hit &= hit - 1;
+                }
                 for (int k = 0; k + 1 < m; ++k) stack[sp++] = met[k];
                 cur = met[m - 1];
                 continue;
@@ -136,6 +166,16 @@ void walk(const Bvh& bvh, const float start[3], const float dir[3], const float 
             }
         }
     }
+}
+
+template <class Visit>
+void walk(const Bvh& bvh, const float start[3], const float dir[3], const float grow_lo[3], const float grow_hi[3],
+          const float& tmax, Visit&& visit) {
+    walk_leaves(bvh, start, dir, grow_lo, grow_hi, tmax, [&](uint32_t ref, uint32_t count) {
+        for (uint32_t i = ref; i < ref + count; ++i)
+            if (!visit(bvh.items[i])) return false;
+        return true;
+    });
 }
 
 }  // namespace bspkit::query::detail

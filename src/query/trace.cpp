@@ -183,7 +183,7 @@ struct BoxTrace {
     bool startsolid = false, allsolid = false;
     const PackedSide* plane = nullptr;
     int32_t contents = 0;
-    uint32_t surface = 0;
+    uint32_t surface = 0;  ///< of a triangle hit (a brush's: plane->surface, read once at the end)
     int32_t brush = -1;
 
     void set_segment(const float s[3], const float e[3]) {
@@ -215,19 +215,20 @@ struct BoxTrace {
         return true;
     }
 
-    void clip_brush(uint32_t b) {
-        const PackedBrush& brush_rec = w.brushes[b];
-        const uint32_t num_sides = point ? brush_rec.num_point : brush_rec.num_all;
+    /// The brush whose run of units starts at `head` (World::Impl::brush_units).
+    /// `bounds_met`: the segment is known to meet its bounds grown as
+    /// may_touch() grows them (a BVH leaf of this brush alone was met: the
+    /// same test), so may_touch() is not asked again.
+    void clip_brush(const BrushUnit* head, bool bounds_met = false) {
+        const BrushHead& h = head->head;
+        const uint32_t num_sides = point ? h.num_point : h.num_all;
         if (num_sides == 0) return;
-        if (!(brush_rec.mask_bits & mask) || !may_touch(brush_rec.lo, brush_rec.hi)) return;
-        const PackedSide* sides =
-            point ? &w.sides_point[brush_rec.first_point] : &w.sides_all[brush_rec.first_all];
+        if (!(h.mask_bits & mask) || (!bounds_met && !may_touch(h.lo, h.hi))) return;
+        const PackedSide* sides = point ? &w.sides_point[h.first_point] : &w.sides_all[h.first_all];
 #if BSPKIT_QUERY_SSE2
-        const SideBlock* blocks =
-            point ? &w.blocks_point[brush_rec.first_block_point] : &w.blocks_all[brush_rec.first_block_all];
-        clip_blocks(b, brush_rec, sides, blocks, (num_sides + 3) / 4);
+        clip_blocks(h, sides, &head[point ? 1 : h.all_blocks].block, (num_sides + 3) / 4);
 #else
-        clip_sides(b, brush_rec, sides, num_sides);
+        clip_sides(h, sides, num_sides);
 #endif
     }
 
@@ -235,7 +236,7 @@ struct BoxTrace {
     /// clip_sides() four sides at a time: the same arithmetic in the same
     /// order per side, so the same results to the bit; of the sides that
     /// enter last, the first in order is the one reported, as there.
-    void clip_blocks(uint32_t b, const PackedBrush& brush_rec, const PackedSide* sides, const SideBlock* blocks,
+    void clip_blocks(const BrushHead& brush_rec, const PackedSide* sides, const SideBlock* blocks,
                      uint32_t num_blocks) {
         const __m128 sx = _mm_set1_ps(start[0]), sy = _mm_set1_ps(start[1]), sz = _mm_set1_ps(start[2]);
         const __m128 ex = _mm_set1_ps(end[0]), ey = _mm_set1_ps(end[1]), ez = _mm_set1_ps(end[2]);
@@ -283,28 +284,30 @@ struct BoxTrace {
             const __m128 sooner = _mm_and_ps(leaving, _mm_cmplt_ps(f_leave, leave));
             leave = _mm_or_ps(_mm_and_ps(sooner, f_leave), _mm_andnot_ps(sooner, leave));
         }
-        float enters[4], leaves[4];
-        int32_t enter_sides[4];
-        _mm_storeu_ps(enters, enter);
-        _mm_storeu_ps(leaves, leave);
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(enter_sides), enter_side);
-        float best_enter = -1, best_leave = 1;
-        int32_t best_side = -1;
-        for (int j = 0; j < 4; ++j) {
-            best_leave = std::min(best_leave, leaves[j]);
-            if (enter_sides[j] < 0) continue;
-            if (enters[j] > best_enter || (enters[j] == best_enter && enter_sides[j] < best_side)) {
-                best_enter = enters[j];
-                best_side = enter_sides[j];
-            }
-        }
-        finish_clip(b, brush_rec, _mm_movemask_ps(any_d1) != 0, _mm_movemask_ps(any_d2) != 0, best_enter, best_leave,
+        // Across the lanes: the latest entry, of its sides the first in order (sides as
+        // floats: exact, and SSE2 has no integer minimum), the soonest exit. A lane no side
+        // entered holds -1 (every entry is at least 0, as is f_enter), so it never wins.
+        __m128 best = _mm_max_ps(enter, _mm_shuffle_ps(enter, enter, _MM_SHUFFLE(1, 0, 3, 2)));
+        best = _mm_max_ps(best, _mm_shuffle_ps(best, best, _MM_SHUFFLE(2, 3, 0, 1)));
+        const __m128 tied = _mm_and_ps(_mm_cmpeq_ps(enter, best),
+                                       _mm_castsi128_ps(_mm_cmpgt_epi32(enter_side, _mm_set1_epi32(-1))));
+        const __m128 none = _mm_set1_ps(16777216.0f);
+        __m128 side = _mm_or_ps(_mm_and_ps(tied, _mm_cvtepi32_ps(enter_side)), _mm_andnot_ps(tied, none));
+        side = _mm_min_ps(side, _mm_shuffle_ps(side, side, _MM_SHUFFLE(1, 0, 3, 2)));
+        side = _mm_min_ps(side, _mm_shuffle_ps(side, side, _MM_SHUFFLE(2, 3, 0, 1)));
+        // min of +0 and -0 may keep either: the exit is only compared, where they are equal.
+        leave = _mm_min_ps(leave, _mm_shuffle_ps(leave, leave, _MM_SHUFFLE(1, 0, 3, 2)));
+        leave = _mm_min_ps(leave, _mm_shuffle_ps(leave, leave, _MM_SHUFFLE(2, 3, 0, 1)));
+        const float best_enter = _mm_cvtss_f32(best), best_leave = _mm_cvtss_f32(leave);
+        const float side_f = _mm_cvtss_f32(side);
+        const int32_t best_side = side_f < 16777216.0f ? int32_t(side_f) : -1;
+        finish_clip(brush_rec, _mm_movemask_ps(any_d1) != 0, _mm_movemask_ps(any_d2) != 0, best_enter, best_leave,
                     best_side >= 0 ? &sides[best_side] : nullptr);
     }
 #endif
 
     /// The clip one side after another (CM_ClipBoxToBrush).
-    void clip_sides(uint32_t b, const PackedBrush& brush_rec, const PackedSide* sides, uint32_t num_sides) {
+    void clip_sides(const BrushHead& brush_rec, const PackedSide* sides, uint32_t num_sides) {
         float enter = -1, leave = 1;
         const PackedSide* clip = nullptr;
         bool getout = false, startout = false;
@@ -331,12 +334,13 @@ struct BoxTrace {
                 if (f < leave) leave = f;
             }
         }
-        finish_clip(b, brush_rec, startout, getout, enter, leave, clip);
+        finish_clip(brush_rec, startout, getout, enter, leave, clip);
     }
 
     /// A brush's clip applied to the trace: a solid start, or a nearer hit.
-    void finish_clip(uint32_t b, const PackedBrush& brush_rec, bool startout, bool getout, float enter, float leave,
+    void finish_clip(const BrushHead& brush_rec, bool startout, bool getout, float enter, float leave,
                      const PackedSide* clip) {
+        const uint32_t b = brush_rec.brush;
         if (!startout) {  // the start is inside this brush
             startsolid = true;
             // No way out: no impact plane either (whatever brush was met before).
@@ -347,7 +351,6 @@ struct BoxTrace {
                 contents = brush_rec.contents;
                 brush = int32_t(b);
                 plane = nullptr;
-                surface = 0;
             }
             return;
         }
@@ -358,7 +361,9 @@ struct BoxTrace {
         if (enter < leave && enter > -1 && nearer && clip) {
             fraction = std::max(0.0f, enter);
             plane = clip;
-            surface = clip->surface;
+#if BSPKIT_QUERY_SSE2
+            _mm_prefetch(reinterpret_cast<const char*>(clip), _MM_HINT_T0);  // read at the end of the trace
+#endif
             contents = brush_rec.contents;
             brush = int32_t(b);
         }
@@ -448,14 +453,17 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
             const float dir[3] = {e.v[0] - s.v[0], e.v[1] - s.v[1], e.v[2] - s.v[2]};
             // An allsolid trace goes on too (its fraction is 0, so only the brushes
             // around the start are left), for the lowest-numbered brush holding it.
-            walk(w.world_brush_bvh, s.v, dir, grow_lo, grow_hi, bt.fraction, [&](uint32_t b) {
-                bt.clip_brush(b);
+            const BrushUnit* units = w.brush_units.data();
+            walk_leaves(w.world_brush_bvh, s.v, dir, grow_lo, grow_hi, bt.fraction, [&](uint32_t head, uint32_t count) {
+                if (count == 1) bt.clip_brush(&units[head], true);
+                else
+                    for (; count; --count, head += units[head].head.units) bt.clip_brush(&units[head]);
                 return true;
             });
-            for (const uint32_t b : w.world_unbounded) bt.clip_brush(b);
+            for (const uint32_t head : w.world_unbounded) bt.clip_brush(&units[head]);
         } else {
             for (const uint32_t b : model.brushes) {
-                bt.clip_brush(b);
+                bt.clip_brush(&w.brush_units[w.brush_head[b]]);
                 if (bt.allsolid) break;
             }
         }
@@ -505,7 +513,7 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
     r.brush = bt.brush;
     if (bt.fraction < 1 || bt.startsolid) {
         r.contents = {bt.contents, c.flags_of(bt.contents)};
-        r.surface_flags = bt.surface;
+        r.surface_flags = tri_hit ? bt.surface : bt.plane ? bt.plane->surface : 0;
         if (r.model < 0) r.model = 0;
     }
     if (tri_hit) {

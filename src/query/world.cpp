@@ -305,26 +305,6 @@ void World::Impl::pack_brushes() {
         }
         pb.num_all = uint32_t(sides_all.size()) - pb.first_all;
         pb.num_point = uint32_t(sides_point.size()) - pb.first_point;
-#if BSPKIT_QUERY_SSE2
-        // The blocks the SIMD clip reads: sides copied four to a block, the last block filled up.
-        auto blocks_of = [](std::span<const PackedSide> sides, std::vector<SideBlock>& blocks) {
-            const auto first = uint32_t(blocks.size());
-            for (size_t k = 0; k < sides.size(); k += 4) {
-                SideBlock block{};
-                for (size_t j = 0; j < 4; ++j) {
-                    const bool real = k + j < sides.size();
-                    block.nx[j] = real ? sides[k + j].n[0] : 0.0f;
-                    block.ny[j] = real ? sides[k + j].n[1] : 0.0f;
-                    block.nz[j] = real ? sides[k + j].n[2] : 0.0f;
-                    block.d[j] = real ? sides[k + j].d : std::numeric_limits<float>::max();
-                }
-                blocks.push_back(block);
-            }
-            return first;
-        };
-        pb.first_block_all = blocks_of(std::span(sides_all).subspan(pb.first_all), blocks_all);
-        pb.first_block_point = blocks_of(std::span(sides_point).subspan(pb.first_point), blocks_point);
-#endif
         for (int a = 0; a < 3; ++a)
             if (!(pb.lo[a] <= pb.hi[a])) {  // contradictory axial sides: no bounds, clip it side by side
                 for (int k = 0; k < 3; ++k) {
@@ -371,6 +351,61 @@ void World::Impl::pack_brushes() {
         for (uint32_t i = 0; i < l.num_brushes; ++i) add(c.leaf_brushes[l.first_brush + i]);
     }
     world_brush_bvh = Bvh::build(boxes, ids);
+
+    // Every brush's run of units: the BVH's items first (they are in leaf order), then the rest.
+    brush_head.assign(c.brushes.size(), UINT32_MAX);
+    auto append = [&](uint32_t b) {
+        const PackedBrush& pb = brushes[b];
+        const auto head = uint32_t(brush_units.size());
+        brush_head[b] = head;
+        BrushUnit unit{};
+        BrushHead& h = unit.head;
+        std::copy(pb.lo, pb.lo + 3, h.lo);
+        std::copy(pb.hi, pb.hi + 3, h.hi);
+        h.brush = b;
+        h.contents = pb.contents;
+        h.mask_bits = pb.mask_bits;
+        h.num_point = pb.num_point;
+        h.num_all = pb.num_all;
+        h.first_point = pb.first_point;
+        h.first_all = pb.first_all;
+        brush_units.push_back(unit);
+#if BSPKIT_QUERY_SSE2
+        // The blocks the SIMD clip reads: sides copied four to a block, the last block filled up.
+        auto blocks_of = [&](std::span<const PackedSide> sides) {
+            for (size_t k = 0; k < sides.size(); k += 4) {
+                BrushUnit u{};
+                SideBlock& block = u.block;
+                for (size_t j = 0; j < 4; ++j) {
+                    const bool real = k + j < sides.size();
+                    block.nx[j] = real ? sides[k + j].n[0] : 0.0f;
+                    block.ny[j] = real ? sides[k + j].n[1] : 0.0f;
+                    block.nz[j] = real ? sides[k + j].n[2] : 0.0f;
+                    block.d[j] = real ? sides[k + j].d : std::numeric_limits<float>::max();
+                }
+                brush_units.push_back(u);
+            }
+        };
+        blocks_of(std::span(sides_point).subspan(pb.first_point, pb.num_point));
+        brush_units[head].head.all_blocks = uint32_t(brush_units.size()) - head;
+        blocks_of(std::span(sides_all).subspan(pb.first_all, pb.num_all));
+#endif
+        brush_units[head].head.units = uint32_t(brush_units.size()) - head;
+    };
+    for (const uint32_t b : world_brush_bvh.items) append(b);
+    for (uint32_t& b : world_unbounded) {
+        append(b);
+        b = brush_head[b];
+    }
+    for (uint32_t b = 0; b < uint32_t(c.brushes.size()); ++b)
+        if (brush_head[b] == UINT32_MAX) append(b);
+    // The BVH's leaves name the heads of their first brushes (the others follow).
+    std::vector<uint32_t> item_head(world_brush_bvh.items.size());
+    for (size_t i = 0; i < item_head.size(); ++i) item_head[i] = brush_head[world_brush_bvh.items[i]];
+    for (Bvh4Node& n : world_brush_bvh.nodes)
+        for (int k = 0; k < 4; ++k)
+            if (n.count[k]) n.ref[k] = item_head[n.ref[k]];
+    world_brush_bvh.items = {};
 }
 
 void World::Impl::pack_trees() {

@@ -10,16 +10,13 @@ namespace bspkit::query {
 
 inline constexpr int32_t quake1_contents_solid = -2, quake1_contents_empty = -1;
 
-/// A brush as the trace clips it: its bounds (from its axial sides; +-inf on
-/// an axis without them) to reject it with one slab test, and its side
-/// planes copied in order, all of them (boxes) and without bevels (points).
+/// A brush's bounds (from its axial sides; +-inf on an axis without them),
+/// to reject it with one slab test, and where its side planes are copied in
+/// order, all of them (boxes) and without bevels (points).
 struct PackedBrush {
     float lo[3], hi[3];
     uint32_t first_all = 0, num_all = 0;      ///< into World::Impl::sides_all
     uint32_t first_point = 0, num_point = 0;  ///< into World::Impl::sides_point
-    /// The same sides four at a time (World::Impl::blocks_all / blocks_point),
-    /// (num_all + 3) / 4 and (num_point + 3) / 4 blocks.
-    uint32_t first_block_all = 0, first_block_point = 0;
     int32_t contents = 0;
     uint32_t mask_bits = 0;  ///< what a trace's mask is tested against (Collision::mask_bits_of)
 };
@@ -35,6 +32,29 @@ struct PackedSide {
 struct alignas(16) SideBlock {
     float nx[4], ny[4], nz[4], d[4];
 };
+
+/// A brush as the traces clip it: the head of its run of BrushUnits (below).
+struct BrushHead {
+    float lo[3], hi[3];  ///< PackedBrush::lo / hi
+    uint32_t brush;      ///< index in Collision::brushes
+    int32_t contents;
+    uint32_t mask_bits;
+    uint32_t num_point, num_all;      ///< sides (PackedBrush)
+    uint32_t first_point, first_all;  ///< into World::Impl::sides_point / sides_all (the plane reported)
+    uint32_t all_blocks;  ///< SSE2: units from the head to the first block of all sides (1 + point blocks)
+    uint32_t units;       ///< units in the run: the next brush's head follows it
+};
+/// One 64-byte unit of World::Impl::brush_units: a brush is its head, then
+/// (SSE2 builds) the blocks of its point sides, then those of all its sides.
+/// The world's brushes lie in the order of the BVH's leaves, whose refs are
+/// their heads: a leaf, its brush and its planes are one dependent load apart
+/// (and neighbours in memory), where the leaf's item, the brush's PackedBrush
+/// and its blocks took three.
+union alignas(64) BrushUnit {
+    BrushHead head;
+    SideBlock block;
+};
+static_assert(sizeof(BrushUnit) == 64);
 
 inline float axis(Vec3 v, int i) noexcept { return i == 0 ? v.x : i == 1 ? v.y : v.z; }
 
@@ -71,11 +91,15 @@ struct World::Impl {
     detail::Bvh triangle_bvh;          ///< over Collision::triangles (line traces)
     std::vector<PackedBrush> brushes;  ///< brush families: one per Collision::brushes
     std::vector<PackedSide> sides_all, sides_point;
-    std::vector<SideBlock> blocks_all, blocks_point;  ///< SSE2 builds only (BSPKIT_QUERY_SSE2)
+    /// Every brush as a run of units (BrushUnit): the world's bounded ones in
+    /// the BVH's leaf order, then the others by index.
+    std::vector<BrushUnit> brush_units;
+    std::vector<uint32_t> brush_head;  ///< Collision::brushes index -> its head in brush_units
     /// The world's brushes (those in the leaves under model 0's head node):
     /// the bounded ones in a BVH, the rest (no axial sides) clipped every time.
+    /// The BVH's leaf refs are heads in brush_units (its items are dropped).
     detail::Bvh world_brush_bvh;
-    std::vector<uint32_t> world_unbounded;
+    std::vector<uint32_t> world_unbounded;  ///< heads in brush_units
     /// Collision::trees[0] and [1] packed (trees[1]: Quake 1 clipnodes).
     std::array<PackedTree, 2> packed;
 
