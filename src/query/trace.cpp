@@ -26,15 +26,15 @@ void lerp(const float a[3], const float b[3], float f, float r[3]) {
 
 // ---- Quake 1 family: a point through a clip hull ---------------------------
 
-/// Trace steps allowed over a tree: a real tree visits each node once, so a
-/// budget far above the tree's size only stops hostile shared subtrees.
-uint64_t step_budget(const Tree& t) { return std::max<uint64_t>(uint64_t(1) << 16, 8 * (t.nodes.size() + t.leafs.size())); }
-
 [[noreturn]] void out_of_steps(const Collision& c, const Tree& t) {
     throw Error({c.file, t.node_lump, -1}, "a trace took more than " + std::to_string(step_budget(t)) +
                                                " steps: shared subtrees make the tree too large to walk");
 }
 
+/// kSkip: the tree's PackedTree::bounded holds for the hull and the segment
+/// is within its finite_radius, so the trace cannot run out of steps: none
+/// are counted.
+template <bool kSkip>
 struct HullTrace {
     const Collision& c;
     const Tree& tree;
@@ -54,14 +54,20 @@ struct HullTrace {
     float normal[3] = {0, 0, 0};
     float dist = 0;
 
-    int32_t contents(int32_t num, const float p[3]) {
-        while (num >= 0) {
+    void step() {
+        if constexpr (!kSkip)
             if (++steps > budget) out_of_steps(c, tree);
+    }
+
+    /// Whether `p` is in a solid leaf under `num`.
+    bool solid(int32_t num, const float p[3]) {
+        while (num >= 0) {
+            step();
             const HullNode& n = nodes[num];
             if (node_dist(n, p) < 0) num = n.child[1];  // a branch, not a select: see point_leaf()
             else num = n.child[0];
         }
-        return leafs[~num].contents;
+        return leafs[~num].contents == quake1_contents_solid;
     }
 
     /// Where a piece of the segment began when it was cut off at a node:
@@ -85,7 +91,7 @@ struct HullTrace {
                const Entry* entry) {
         constexpr float DIST_EPSILON = 0.03125f;
         for (;;) {
-            if (++steps > budget) out_of_steps(c, tree);
+            step();
             if (num < 0) {
                 if (leafs[~num].contents != quake1_contents_solid) {
                     allsolid = false;
@@ -132,18 +138,29 @@ struct HullTrace {
     /// cut send `p` the way the walk went and the cut's node sends it to the
     /// near side, the descent from the head would pass them all and go on
     /// from the near child: it starts there, with the same steps counted.
-    int32_t contents_near(const Entry& e, const float p[3]) {
+    ///
+    /// `at_cut`: p is the cut point itself, where the walk of the near side
+    /// ended: in the leaf the walk reached last, a non-solid one (a solid
+    /// leaf there would have ended the trace or left allsolid set, and no
+    /// impact is made then). With finite distances (kSkip) the descent from
+    /// the near child meets the same planes with the same signs as that
+    /// walk's last piece, so it would reach that leaf: it is not made.
+    bool solid_near(const Entry& e, const float p[3], bool at_cut) {
         if (e.depth < kPath) {
             bool same = (node_dist(*e.node, p) < 0) == e.flip;
             for (uint32_t i = 0; i < e.depth; ++i)
                 same &= (node_dist(nodes[path[i] >> 1], p) < 0) == bool(path[i] & 1);
+            if constexpr (kSkip)
+                if (same && at_cut) return false;
             if (same) {
-                steps += e.depth + 1;
-                if (steps > budget) out_of_steps(c, tree);
-                return contents(e.node->child[e.flip], p);
+                if constexpr (!kSkip) {
+                    steps += e.depth + 1;
+                    if (steps > budget) out_of_steps(c, tree);
+                }
+                return solid(e.node->child[e.flip], p);
             }
         }
-        return contents(root, p);
+        return solid(root, p);
     }
 
     /// The far side of `e`'s cut is solid: the impact is on its plane, backed
@@ -156,7 +173,7 @@ struct HullTrace {
         float midf = e.p1f + (e.p2f - e.p1f) * frac;
         float mid[3];
         lerp(e.p1, e.p2, frac, mid);
-        while (contents_near(e, mid) == quake1_contents_solid) {
+        for (bool at_cut = true; solid_near(e, mid, at_cut); at_cut = false) {
             frac -= 0.1f;
             if (frac < 0) break;
             midf = e.p1f + (e.p2f - e.p1f) * frac;
@@ -573,13 +590,34 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             if (model.root[size_t(hull)] >= 0 && size_t(model.root[size_t(hull)]) >= t.nodes.size()) return;
             const Vec3 shift = offset + model.origin;
             const V s = vec(start_v - shift), e = vec(end_v - shift);
-            int32_t path[HullTrace::kPath];
-            HullTrace h{c, t, packed.nodes.data(), t.leafs.data(), packed.root(model.root[size_t(hull)]), path};
-            h.budget = step_budget(t);
-            h.steps = steps;
-            std::copy(e.v, e.v + 3, h.end);
-            h.check(h.root, 0, 0, 1, s.v, e.v, nullptr);
-            steps = h.steps;
+            int32_t path[HullTrace<false>::kPath];
+            auto walk = [&](auto& h) {
+                h.budget = step_budget(t);
+                h.steps = steps;
+                std::copy(e.v, e.v + 3, h.end);
+                h.check(h.root, 0, 0, 1, s.v, e.v, nullptr);
+                steps = h.steps;
+            };
+            const int32_t root = packed.root(model.root[size_t(hull)]);
+            HullTrace<false> h{c, t, packed.nodes.data(), t.leafs.data(), root, path};
+            // Steps need no counting on a bounded tree, for a segment giving
+            // finite distances (an impact's back-off from a NaN fraction would
+            // never end: the budget stops it).
+            bool fast_ok = packed.bounded[size_t(hull)];
+            for (int i = 0; i < 3; ++i)  // false for NaN too
+                fast_ok = fast_ok && std::fabs(s.v[i]) < packed.finite_radius && std::fabs(e.v[i]) < packed.finite_radius;
+            if (fast_ok) {
+                HullTrace<true> fast{c, t, packed.nodes.data(), t.leafs.data(), root, path};
+                walk(fast);
+                h.allsolid = fast.allsolid;
+                h.startsolid = fast.startsolid;
+                h.fraction = fast.fraction;
+                std::copy(fast.end, fast.end + 3, h.end);
+                std::copy(fast.normal, fast.normal + 3, h.normal);
+                h.dist = fast.dist;
+            } else {
+                walk(h);
+            }
             if (h.allsolid) h.startsolid = true;  // SV_ClipMoveToEntity
             // SV_ClipToLinks: a nearer hit (or any solid start) replaces the result.
             if (!first && !(h.allsolid || h.startsolid || h.fraction < r.fraction)) return;

@@ -437,6 +437,73 @@ void World::Impl::pack_trees() {
         for (HullNode& n : p.nodes)
             for (int32_t& ch : n.child)
                 if (ch >= 0) ch = p.index[size_t(ch)];
+
+        // Per node, children first (validated: no cycles), bounds on any
+        // trace's steps below it: `visits`, the
+        // nodes and leaves of the subtree unfolded (a walk enters each at most
+        // once; shared subtrees count once per path, saturating), and
+        // `height`, the nodes on its longest path (each of an impact's point
+        // descents takes at most that many steps).
+        constexpr uint64_t kCap = uint64_t(1) << 60;
+        const size_t n_packed = p.nodes.size();
+        std::vector<uint64_t> visits(n_packed, 0);
+        std::vector<uint32_t> height(n_packed, 0);
+        std::vector<uint8_t> done(n_packed, 0);
+        std::vector<int32_t> order;
+        for (size_t i = 0; i < n_packed; ++i) {
+            if (done[i]) continue;
+            order.assign(1, int32_t(i));
+            while (!order.empty()) {
+                const int32_t x = order.back();
+                const HullNode& n = p.nodes[size_t(x)];
+                bool ready = true;
+                for (const int32_t ch : n.child)
+                    if (ch >= 0 && !done[size_t(ch)]) {
+                        order.push_back(ch);
+                        ready = false;
+                    }
+                if (!ready) continue;
+                order.pop_back();
+                if (done[size_t(x)]) continue;
+                uint64_t v = 1;
+                uint32_t h = 1;
+                for (const int32_t ch : n.child) {
+                    if (ch < 0) {
+                        v += 1;
+                    } else {
+                        v = std::min(kCap, v + visits[size_t(ch)]);
+                        h = std::max(h, height[size_t(ch)] + 1);
+                    }
+                }
+                visits[size_t(x)] = v;
+                height[size_t(x)] = h;
+                done[size_t(x)] = 1;
+            }
+        }
+        float max_n = 1, max_d = 0;
+        for (const HullNode& n : p.nodes) {
+            for (const float x : n.n) max_n = std::max(max_n, std::fabs(x));
+            max_d = std::max(max_d, std::fabs(n.d));
+        }
+        // |distance| <= 3 max_n |x| + max_d, and a walk's points stay within
+        // the segment's box (lerps by a fraction in [0, 1]): far below FLT_MAX.
+        p.finite_radius = max_d < 1e29f ? (1e30f - max_d) / (12 * max_n) : 0.0f;
+        // A trace walks each model's head once (all of them when it asks for
+        // models), with at most 12 point descents for the impact (its back-off
+        // by 0.1 from a fraction <= 1): under the budget, no trace can run out.
+        const uint64_t budget = step_budget(t);
+        for (size_t h = 0; h < 4; ++h) {
+            if ((k == 0) != (h == 0)) continue;
+            uint64_t worst = 0;
+            for (const Model& m : c.models) {
+                const int32_t r = m.root[h];
+                if (r >= 0 && size_t(r) >= t.nodes.size()) continue;  // never walked
+                const int32_t pr = p.root(r);
+                worst += pr < 0 ? 1 : visits[size_t(pr)] + 16 * (uint64_t(height[size_t(pr)]) + 1);
+                worst = std::min(worst, kCap);
+            }
+            p.bounded[h] = worst <= budget;
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 #include "query/bvh.hpp"
 #include "query/collision.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace bspkit::query {
@@ -77,9 +78,22 @@ static_assert(sizeof(HullNode) == 32);
 struct PackedTree {
     std::vector<HullNode> nodes;
     std::vector<int32_t> index;  ///< detail::Tree node -> packed node (-1: unreachable)
+    /// Per hull (models' root[h]): no trace through it with finite distances
+    /// (within finite_radius) can take more steps than the trace budget
+    /// (step_budget): its walks need not count them.
+    std::array<bool, 4> bounded{};
+    /// Segments whose coordinates are all below this in magnitude give
+    /// finite distances to every plane at every point a walk computes.
+    float finite_radius = 0;
     /// A head node (or ~leaf) of the detail::Tree in packed numbering.
     int32_t root(int32_t r) const noexcept { return r >= 0 ? index[size_t(r)] : r; }
 };
+
+/// Trace steps allowed over a tree: a real tree visits each node once, so a
+/// budget far above the tree's size only stops hostile shared subtrees.
+inline uint64_t step_budget(const detail::Tree& t) {
+    return std::max<uint64_t>(uint64_t(1) << 16, 8 * (t.nodes.size() + t.leafs.size()));
+}
 
 /// Distance of `x` to a node's plane, exactly as detail::Plane's type says.
 inline float node_dist(const HullNode& n, const float x[3]) noexcept {
