@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <fcntl.h>
 #include <random>
@@ -210,20 +211,25 @@ void write_file_atomic(const std::filesystem::path& path, std::span<const ByteSp
 #endif
         return copied;
     };
+    // Addresses compared as integers: a piece may belong to any buffer.
+    const uintptr_t base = origin ? reinterpret_cast<uintptr_t>(origin->base) : 0;
+    const uintptr_t limit = origin ? base + uintptr_t(origin->size) : 0;
+    const auto in_origin = [&](ByteSpan p) {
+        const uintptr_t at = reinterpret_cast<uintptr_t>(p.data());
+        return at >= base && at <= limit && p.size() <= limit - at;
+    };
     for (size_t i = 0; i < pieces.size(); ++i) {
         ByteSpan p = pieces[i];
         if (p.empty()) continue;
-        const bool in_origin = source >= 0 && p.data() >= origin->base && p.data() + p.size() <= origin->base + origin->size;
-        if (!in_origin) {
+        if (source < 0 || !in_origin(p)) {
             iov.push_back({const_cast<uint8_t*>(p.data()), p.size()});
             continue;
         }
         // Neighbouring pieces that follow each other in the file go in one copy.
-        while (i + 1 < pieces.size() && pieces[i + 1].data() == p.data() + p.size() &&
-               pieces[i + 1].data() + pieces[i + 1].size() <= origin->base + origin->size)
+        while (i + 1 < pieces.size() && pieces[i + 1].data() == p.data() + p.size() && in_origin(pieces[i + 1]))
             p = ByteSpan(p.data(), p.size() + pieces[++i].size());
         flush();
-        const uint64_t copied = copy_from_origin(uint64_t(p.data() - origin->base), p.size());
+        const uint64_t copied = copy_from_origin(uint64_t(reinterpret_cast<uintptr_t>(p.data()) - base), p.size());
         if (copied < p.size()) iov.push_back({const_cast<uint8_t*>(p.data() + copied), size_t(p.size() - copied)});
     }
     flush();
