@@ -276,7 +276,7 @@ World World::prepare(const Bsp& bsp) {
 void World::Impl::pack_brushes() {
     if (c.brushes.empty()) return;
     constexpr float inf = std::numeric_limits<float>::infinity();
-    brushes.resize(c.brushes.size());
+    std::vector<PackedBrush> brushes(c.brushes.size());
     sides_all.reserve(c.sides.size());
     for (size_t i = 0; i < c.brushes.size(); ++i) {
         const Brush& b = c.brushes[i];
@@ -557,7 +557,7 @@ Contents World::Impl::contents_in(const Leaf& l, Vec3 point) const {
         for (uint32_t i = 0; i < l.num_brushes; ++i) {
             // The packed brush: its bounds first (beyond them, one of its axial sides
             // has the point in front, the same answer to the bit), then every side.
-            const PackedBrush& b = brushes[c.leaf_brushes[l.first_brush + i]];
+            const BrushHead& b = brush_units[brush_head[c.leaf_brushes[l.first_brush + i]]].head;
             bool inside = true;
             for (int a = 0; a < 3 && inside; ++a) inside = at[a] >= b.lo[a] && at[a] <= b.hi[a];
             const PackedSide* sides = &sides_all[b.first_all];

@@ -13,7 +13,8 @@ inline constexpr int32_t quake1_contents_solid = -2, quake1_contents_empty = -1;
 
 /// A brush's bounds (from its axial sides; +-inf on an axis without them),
 /// to reject it with one slab test, and where its side planes are copied in
-/// order, all of them (boxes) and without bevels (points).
+/// order, all of them (boxes) and without bevels (points). Built while packing;
+/// what the traces and point queries read is its copy in a BrushHead.
 struct PackedBrush {
     float lo[3], hi[3];
     uint32_t first_all = 0, num_all = 0;      ///< into World::Impl::sides_all
@@ -103,7 +104,6 @@ inline float node_dist(const HullNode& n, const float x[3]) noexcept {
 struct World::Impl {
     detail::Collision c;
     detail::Bvh triangle_bvh;          ///< over Collision::triangles (line traces)
-    std::vector<PackedBrush> brushes;  ///< brush families: one per Collision::brushes
     std::vector<PackedSide> sides_all, sides_point;
     /// Every brush as a run of units (BrushUnit): the world's bounded ones in
     /// the BVH's leaf order, then the others by index.
