@@ -86,12 +86,7 @@ int main(int argc, char** argv) {
         if (a == "--runs" && i + 1 < argc) {
             runs = std::max(1, std::atoi(argv[++i]));
         } else if (a == "--only" && i + 1 < argc) {
-            std::string list = argv[++i];
-            for (size_t at = 0; at <= list.size();) {
-                const size_t comma = std::min(list.find(',', at), list.size());
-                only.insert(list.substr(at, comma - at));
-                at = comma + 1;
-            }
+            for (const std::string& v : bspkit::bench::split_list(argv[++i])) only.insert(v);
         } else if (a == "--old" && i + 1 < argc) {
             old_bspkit = argv[++i];
         } else if (a == "--bspkit" && i + 1 < argc) {

@@ -25,14 +25,16 @@ std::string command_line(const std::vector<std::string>& args) {
 
 }  // namespace
 
-ProcessSample run_process(const std::vector<std::string>& args, const char* who) {
+ProcessSample run_process(const std::vector<std::string>& args, const char* who, bool keep_output) {
     std::vector<char*> argv;
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    if (!keep_output) {
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    }
     const auto t0 = std::chrono::steady_clock::now();
     pid_t pid = 0;
     if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
@@ -50,6 +52,16 @@ ProcessSample run_process(const std::vector<std::string>& args, const char* who)
     }
     return {std::chrono::duration<double>(t1 - t0).count(), to_seconds(usage.ru_utime) + to_seconds(usage.ru_stime),
             double(usage.ru_maxrss) / 1024.0, WEXITSTATUS(status)};
+}
+
+std::vector<std::string> split_list(const std::string& list) {
+    std::vector<std::string> out;
+    for (size_t at = 0; at <= list.size();) {
+        const size_t comma = std::min(list.find(',', at), list.size());
+        if (comma > at) out.push_back(list.substr(at, comma - at));
+        at = comma + 1;
+    }
+    return out;
 }
 
 double median(std::vector<double> v) {

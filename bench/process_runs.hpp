@@ -18,9 +18,13 @@ struct ProcessSample {
     int exit_code = 0;
 };
 
-/// Runs `args` (args[0] a path) and waits for it. A child that cannot start or
-/// dies by a signal ends the calling program with a line naming `who` and the command.
-ProcessSample run_process(const std::vector<std::string>& args, const char* who);
+/// Runs `args` (args[0] a path) and waits for it, its stdout and stderr to
+/// /dev/null unless `keep_output`. A child that cannot start or dies by a
+/// signal ends the calling program with a line naming `who` and the command.
+ProcessSample run_process(const std::vector<std::string>& args, const char* who, bool keep_output = false);
+
+/// "a,b,c" -> {"a", "b", "c"} (empty items dropped), for option values.
+std::vector<std::string> split_list(const std::string& list);
 
 double median(std::vector<double> v);
 
