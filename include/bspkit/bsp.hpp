@@ -159,5 +159,8 @@ private:
 /// --salvage skips this call). The entity lump is exempt: its text is parsed,
 /// and damage there is a syntax error.
 void require_complete_lumps(const Bsp& bsp);
+/// The same for one lump (the pakfile verbs: a pakfile cut off by the end of
+/// the file must not list as an empty archive).
+void require_complete_lump(const Bsp& bsp, size_t index);
 
 }  // namespace bspkit

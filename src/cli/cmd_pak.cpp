@@ -63,11 +63,12 @@ void add_pak(CLI::App& app, Action& action) {
     auto a = std::make_shared<Args>();
 
     auto* list = pak->add_subcommand("list", "List the files in the pakfile");
+    add_salvage_flag(list);
     list->add_option("FILE", a->file, "Source BSP file")->required();
     list->add_flag("--json", a->json, "Print JSON");
     list->callback([&action, a] {
         action = [a] {
-            const Bsp bsp = open_reporting(a->file);
+            const Bsp bsp = open_requiring(a->file, "pakfile");
             const Pakfile p = Pakfile::read(bsp);
             for (const Diagnostic& d : p.diagnostics()) print_diagnostic(a->file, d);
             print_list(p, a->json);
@@ -76,13 +77,14 @@ void add_pak(CLI::App& app, Action& action) {
     });
 
     auto* extract = pak->add_subcommand("extract", "Extract files (all, or those matching PATTERNs) below DIR");
+    add_salvage_flag(extract);
     extract->add_option("FILE", a->file, "Source BSP file")->required();
     extract->add_option("-o,--output", a->out, "Directory to extract into")->required()->type_name("DIR");
     extract->add_option("PATTERN", a->items, "Glob on entry names (* and ?, case-insensitive, '\\' read as '/')");
     extract->footer("Refuses, before writing anything, entries that would land outside DIR.");
     extract->callback([&action, a] {
         action = [a] {
-            const Bsp bsp = open_reporting(a->file);
+            const Bsp bsp = open_requiring(a->file, "pakfile");
             const Pakfile p = Pakfile::read(bsp);
             const auto summary = source::extract_to(p, a->out, a->items);
             fmt::print(stderr, "{}: extracted {} files ({} bytes){} to {}\n", a->file, summary.files, summary.bytes,
@@ -92,6 +94,7 @@ void add_pak(CLI::App& app, Action& action) {
     });
 
     auto* add = pak->add_subcommand("add", "Add (or replace) files, stored uncompressed, and save a new BSP");
+    add_salvage_flag(add);
     add->add_option("FILE", a->file, "Source BSP file")->required();
     add->add_option("ITEM", a->items, "PATH=LOCALFILE: store LOCALFILE as PATH inside the pakfile")
         ->required()
@@ -110,7 +113,7 @@ void add_pak(CLI::App& app, Action& action) {
                                      (why.empty() ? "a file name must not end with a slash" : why));
                 items.emplace_back(std::move(path), item.substr(eq + 1));
             }
-            Bsp bsp = open_reporting(a->file);
+            Bsp bsp = open_requiring(a->file, "pakfile");
             Pakfile p = Pakfile::read(bsp);
             for (const auto& [path, local] : items) {
                 const bool replacing = p.find(path).has_value();
@@ -126,13 +129,14 @@ void add_pak(CLI::App& app, Action& action) {
     });
 
     auto* remove = pak->add_subcommand("remove", "Remove files matching PATTERNs and save a new BSP");
+    add_salvage_flag(remove);
     remove->add_option("FILE", a->file, "Source BSP file")->required();
     remove->add_option("PATTERN", a->items, "Glob on entry names (* and ?, case-insensitive, '\\' read as '/')")
         ->required();
     remove->add_option("-o,--output", a->out, "Output BSP file")->required();
     remove->callback([&action, a] {
         action = [a] {
-            Bsp bsp = open_reporting(a->file);
+            Bsp bsp = open_requiring(a->file, "pakfile");
             Pakfile p = Pakfile::read(bsp);
             size_t removed = 0;
             for (const std::string& pattern : a->items) {

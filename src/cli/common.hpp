@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,8 @@ Bsp open_reporting(const std::string& path);
 /// with the bytes present). The entity lump is exempt: its text is parsed,
 /// and damage there is a syntax error.
 Bsp open_for_geometry(const std::string& path);
+/// The same rule for one lump only (`lump`, when the map has it), for verbs that read just that lump.
+Bsp open_requiring(const std::string& path, std::string_view lump);
 /// Adds `--salvage` to such a verb.
 void add_salvage_flag(CLI::App* cmd);
 

@@ -31,6 +31,13 @@ Bsp open_for_geometry(const std::string& path) {
     return bsp;
 }
 
+Bsp open_requiring(const std::string& path, std::string_view lump) {
+    Bsp bsp = Bsp::open(path);
+    if (const auto index = bsp.find_lump(lump); index && !g_salvage) require_complete_lump(bsp, *index);
+    print_diagnostics(path, bsp.diagnostics());
+    return bsp;
+}
+
 void add_salvage_flag(CLI::App* cmd) {
     cmd->add_flag("--salvage", g_salvage,
                   "Go on when a lump runs past the end of the file (truncated download), with the bytes present");

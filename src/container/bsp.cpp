@@ -464,18 +464,21 @@ void Bsp::replace_game_lump(size_t k, Bytes decoded_bytes) {
     b.game_lump_cache = std::make_unique<Blob::Cache>();
 }
 
-void require_complete_lumps(const Bsp& bsp) {
+void require_complete_lump(const Bsp& bsp, size_t index) {
     const uint64_t size = bsp.file_bytes().size();
+    const LumpEntry& e = bsp.entry(index);
+    const uint64_t end = uint64_t(e.offset) + uint64_t(e.length);
+    if (e.length <= 0 || end <= size) return;
+    throw Error({bsp.file_name(), std::string(bsp.lump_name(index)), e.offset},
+                "truncated: runs " + std::to_string(end - size) + " bytes past the end of the file (" +
+                    std::to_string(size) + " bytes); --salvage goes on with the " +
+                    std::to_string(bsp.stored(index).size()) + " bytes present");
+}
+
+void require_complete_lumps(const Bsp& bsp) {
     const auto entities = bsp.layout().find_lump("entities");
-    for (size_t i = 0; i < bsp.lump_count(); ++i) {
-        const LumpEntry& e = bsp.entry(i);
-        const uint64_t end = uint64_t(e.offset) + uint64_t(e.length);
-        if (e.length <= 0 || end <= size || i == entities) continue;
-        throw Error({bsp.file_name(), std::string(bsp.lump_name(i)), e.offset},
-                    "truncated: runs " + std::to_string(end - size) + " bytes past the end of the file (" +
-                        std::to_string(size) + " bytes); --salvage goes on with the " +
-                        std::to_string(bsp.stored(i).size()) + " bytes present");
-    }
+    for (size_t i = 0; i < bsp.lump_count(); ++i)
+        if (i != entities) require_complete_lump(bsp, i);
 }
 
 }  // namespace bspkit

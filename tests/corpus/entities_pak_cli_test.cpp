@@ -167,6 +167,42 @@ TEST(PakCli, HelpUsageAndNonSource) {
     EXPECT_EQ(run_cli({"pak", "add", csgo, "ok.txt=/nonexistent/file", "-o", "/tmp/x.bsp"}).exit_code, 1);
 }
 
+// A pakfile cut off by the end of the file (a truncated download) is not an
+// empty archive: the pak verbs stop with the lump and its offset, unless --salvage.
+TEST(PakCli, TruncatedPakfileIsAnErrorUnlessSalvage) {
+    for (const char* rel : {"src_console/x360_shack.bsp", "src_v21/l4d2_escapefromterrortown01.bsp"}) {
+        const Bsp whole = Bsp::open(corpus_file(rel).path);
+        const auto index = whole.find_lump("pakfile");
+        ASSERT_TRUE(index && whole.entry(*index).length > 0) << rel;
+        const Bytes bytes = read_file(corpus_file(rel).path);
+        const fs::path dir = temp_dir("pak_truncated"), cut = dir / "cut.bsp";
+        // Up to the middle of the pakfile, and before its start (nothing of it present).
+        for (const int64_t keep : {whole.entry(*index).offset + whole.entry(*index).length / 2, whole.entry(*index).offset}) {
+            write_file_atomic(cut, ByteSpan(bytes).first(size_t(keep)));
+            const std::string where = "lump pakfile at offset " + std::to_string(whole.entry(*index).offset);
+            for (const std::vector<std::string>& verb :
+                 {std::vector<std::string>{"pak", "list"}, {"pak", "extract", "-o", (dir / "out").string()},
+                  {"pak", "remove", "-o", (dir / "x.bsp").string(), "*.vmt"}}) {
+                std::vector<std::string> args = verb;
+                args.insert(args.begin() + 2, cut.string());
+                const auto r = run_cli(args);
+                EXPECT_EQ(r.exit_code, 1) << rel << " " << verb[1] << " " << keep;
+                EXPECT_NE(r.err.find(where + ": truncated"), std::string::npos) << r.err;
+            }
+            // --salvage goes on with the bytes present: none is an empty list, half a zip has no end record.
+            const auto salvaged = run_cli({"pak", "list", cut.string(), "--salvage"});
+            EXPECT_NE(salvaged.err.find(where), std::string::npos) << salvaged.err;  // the reading warning
+            if (keep == whole.entry(*index).offset) {
+                EXPECT_EQ(salvaged.exit_code, 0) << rel;
+                EXPECT_NE(salvaged.err.find("0 entries"), std::string::npos) << salvaged.err;
+            } else {
+                EXPECT_EQ(salvaged.exit_code, 1) << rel;
+                EXPECT_NE(salvaged.err.find("end-of-central-directory"), std::string::npos) << salvaged.err;
+            }
+        }
+    }
+}
+
 TEST(PakCli, ListJson) {
     for (const auto& f : corpus_files()) {
         if (expected_format(f) != "source") continue;
