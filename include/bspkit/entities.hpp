@@ -86,7 +86,7 @@ public:
     bool crlf() const noexcept { return crlf_; }
 
 private:
-    Bytes original_;
+    std::string original_;  ///< the parsed bytes (std::string: the parser relies on the NUL after them)
     bool was_parsed_ = false;
     size_t trailing_nuls_ = 1;
     bool crlf_ = false;

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <charconv>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace bspkit {
 
@@ -72,9 +75,14 @@ std::string excerpt(std::string_view s) {
     return out;
 }
 
+/// The tokenizer and the entity list built from its tokens. The text must be
+/// followed by a NUL byte (text.data()[text.size()] == 0, as std::string's
+/// c_str() is): NUL ends the text for the engines, so every scanning loop
+/// stops at it and none needs a bounds test.
 class Parser {
 public:
-    Parser(std::string_view text, const Location& where, bool decoded) : s_(text), where_(where), decoded_(decoded) {}
+    Parser(std::string_view text, const Location& where, bool decoded)
+        : begin_(text.data()), end_(text.data() + text.size()), p_(begin_), where_(where), decoded_(decoded) {}
 
     [[noreturn]] void fail(size_t pos, const std::string& what) const {
         Location at = where_;
@@ -88,57 +96,57 @@ public:
     int64_t absolute(size_t pos) const { return (where_.offset >= 0 ? where_.offset : 0) + int64_t(pos); }
 
     Token next() {
+        const char* p = p_;
         for (;;) {
-            while (pos_ < s_.size() && static_cast<unsigned char>(s_[pos_]) <= ' ' && s_[pos_] != '\0') ++pos_;
-            if (pos_ >= s_.size() || s_[pos_] == '\0') return {TokenKind::end, pos_, {}, false};
-            if (s_[pos_] == '/' && pos_ + 1 < s_.size() && s_[pos_ + 1] == '/') {
-                while (pos_ < s_.size() && s_[pos_] != '\n' && s_[pos_] != '\0') ++pos_;
+            while (static_cast<unsigned char>(*p) - 1u < uint8_t(' ')) ++p;  // bytes 1..32; NUL ends the text
+            if (*p == '\0') {
+                p_ = p;
+                return {TokenKind::end, at(p), {}, false};
+            }
+            if (p[0] == '/' && p[1] == '/') {
+                while (*p != '\n' && *p != '\0') ++p;
                 continue;
             }
             break;
         }
-        const size_t start = pos_;
-        const char c = s_[pos_];
-        if (c == '{') {
-            ++pos_;
-            return {TokenKind::open, start, s_.substr(start, 1), false};
-        }
-        if (c == '}') {
-            ++pos_;
-            return {TokenKind::close, start, s_.substr(start, 1), false};
+        const char* start = p;
+        const char c = *p;
+        if (c == '{' || c == '}') {
+            p_ = p + 1;
+            return {c == '{' ? TokenKind::open : TokenKind::close, at(start), {start, 1}, false};
         }
         if (c == '"') {
-            const size_t body = start + 1;
-            size_t end = body;
-            while (end < s_.size() && s_[end] != '"' && s_[end] != '\0') ++end;
-            if (end >= s_.size())
-                fail(start, "unterminated quoted string: no closing '\"' before the end of the lump");
-            if (s_[end] == '\0')
-                fail(start, "unterminated quoted string: a NUL byte at offset " + std::to_string(absolute(end)) +
-                                " ends the text before the closing '\"'");
-            pos_ = end + 1;
-            return {TokenKind::string, start, s_.substr(body, end - body), true};
+            const char* body = start + 1;
+            const char* e = quote_or_nul(body);
+            if (e == end_) fail(at(start), "unterminated quoted string: no closing '\"' before the end of the lump");
+            if (*e == '\0')
+                fail(at(start), "unterminated quoted string: a NUL byte at offset " + std::to_string(absolute(at(e))) +
+                                    " ends the text before the closing '\"'");
+            p_ = e + 1;
+            return {TokenKind::string, at(start), {body, size_t(e - body)}, true};
         }
-        // An unquoted word runs to whitespace, a quote, a brace or NUL.
-        size_t end = start;
-        while (end < s_.size()) {
-            const char d = s_[end];
+        // An unquoted word runs to whitespace (or NUL), a quote or a brace.
+        const char* e = start;
+        for (;;) {
+            const char d = *e;
             if (static_cast<unsigned char>(d) <= ' ' || d == '"' || d == '{' || d == '}') break;
-            ++end;
+            ++e;
         }
-        pos_ = end;
-        return {TokenKind::string, start, s_.substr(start, end - start), false};
+        p_ = e;
+        return {TokenKind::string, at(start), {start, size_t(e - start)}, false};
     }
 
     std::vector<Entity> run() {
         std::vector<Entity> out;
+        // One entity's pairs as views of the text, so that its list of pairs is
+        // allocated once, at its size.
+        std::vector<std::pair<std::string_view, std::string_view>> pairs;
         for (;;) {
             const Token t = next();
             if (t.kind == TokenKind::end) break;
             if (t.kind != TokenKind::open)
                 fail(t.at, "expected '{' to open an entity, found " + describe(t));
-            Entity e;
-            e.offset = absolute(t.at);
+            pairs.clear();
             for (;;) {
                 const Token k = next();
                 if (k.kind == TokenKind::close) break;
@@ -155,9 +163,12 @@ public:
                         fail(k.at, key + " has no value before the end of the lump");
                     fail(v.at, key + " has no value: found " + describe(v));
                 }
-                e.pairs.push_back({std::string(k.text), std::string(v.text)});
+                pairs.emplace_back(k.text, v.text);
             }
-            out.push_back(std::move(e));
+            Entity& e = out.emplace_back();
+            e.offset = absolute(t.at);
+            e.pairs.reserve(pairs.size());
+            for (const auto& [key, value] : pairs) e.pairs.push_back({std::string(key), std::string(value)});
         }
         return out;
     }
@@ -173,10 +184,29 @@ private:
         return "?";
     }
 
-    std::string_view s_;
+    size_t at(const char* p) const { return size_t(p - begin_); }
+
+    /// The first '"' or NUL from `p` on (the NUL after the text at the latest).
+    /// Quoted strings are most of the text: they are searched 16 bytes at a
+    /// time where 16 bytes are left before the end.
+    const char* quote_or_nul(const char* p) const {
+#if defined(__SSE2__)
+        const __m128i quote = _mm_set1_epi8('"'), nul = _mm_setzero_si128();
+        for (; end_ - p >= 16; p += 16) {
+            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+            const int hits = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, nul)));
+            if (hits != 0) return p + __builtin_ctz(unsigned(hits));
+        }
+#endif
+        while (*p != '"' && *p != '\0') ++p;
+        return p;
+    }
+
+    const char* begin_;
+    const char* end_;  ///< *end_ == '\0'
+    const char* p_;
     Location where_;
     bool decoded_;
-    size_t pos_ = 0;
 };
 
 std::string_view as_chars(ByteSpan b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
@@ -184,10 +214,10 @@ std::string_view as_chars(ByteSpan b) { return {reinterpret_cast<const char*>(b.
 }  // namespace
 
 EntityLump EntityLump::parse(ByteSpan text, Location where, bool decoded) {
-    const std::string_view s = as_chars(text);
     EntityLump lump;
+    lump.original_.assign(as_chars(text));
+    const std::string_view s = lump.original_;  // followed by a NUL, as Parser needs
     lump.entities = Parser(s, where, decoded).run();
-    lump.original_.assign(text.begin(), text.end());
     lump.was_parsed_ = true;
     size_t nuls = 0;
     while (nuls < s.size() && s[s.size() - 1 - nuls] == '\0') ++nuls;
@@ -205,11 +235,11 @@ EntityLump EntityLump::parse(std::string_view text, Location where) {
 bool EntityLump::modified() const {
     if (!was_parsed_) return !entities.empty();
     // Parsing again (only when writing) keeps parse() from holding a second copy of the list.
-    return entities != Parser(as_chars(original_), {}, false).run();
+    return entities != Parser(original_, {}, false).run();
 }
 
 Bytes EntityLump::serialize() const {
-    if (was_parsed_ && !modified()) return original_;
+    if (was_parsed_ && !modified()) return Bytes(original_.begin(), original_.end());
     return canonical();
 }
 
