@@ -26,6 +26,15 @@ struct Lazy {
     }
 };
 
+/// Each record of `in` converted by `convert`, into a list allocated once.
+template <class In, class Fn>
+auto convert_all(std::span<const In> in, Fn&& convert) {
+    std::vector<decltype(convert(in[0]))> out;
+    out.reserve(in.size());
+    for (const In& record : in) out.push_back(convert(record));
+    return out;
+}
+
 template <class T>
 struct LazyValue {
     std::once_flag once;
@@ -421,19 +430,11 @@ std::span<const dface_v17_t> Map::originalfaces_v17() const {
 }
 std::span<const dface_t> Map::faces() const {
     if (version_ > 17) return cache_->faces.get(*bsp_, lump::faces);
-    return cache_->faces_conv.get([&] {
-        std::vector<dface_t> out;
-        for (const dface_v17_t& f : faces_v17()) out.push_back(from_v17(f));
-        return out;
-    });
+    return cache_->faces_conv.get([&] { return convert_all(faces_v17(), from_v17); });
 }
 std::span<const dface_t> Map::originalfaces() const {
     if (version_ > 17) return cache_->originalfaces.get(*bsp_, lump::originalfaces);
-    return cache_->originalfaces_conv.get([&] {
-        std::vector<dface_t> out;
-        for (const dface_v17_t& f : originalfaces_v17()) out.push_back(from_v17(f));
-        return out;
-    });
+    return cache_->originalfaces_conv.get([&] { return convert_all(originalfaces_v17(), from_v17); });
 }
 
 std::span<const dleaf_version_0_t> Map::leafs_version_0() const {
@@ -443,9 +444,7 @@ std::span<const dleaf_version_0_t> Map::leafs_version_0() const {
 std::span<const dleaf_t> Map::leafs() const {
     if (version_ <= 17 || lump_version(lump::leafs) != 0) return cache_->leafs.get(*bsp_, lump::leafs);
     return cache_->leafs_conv.get([&] {
-        std::vector<dleaf_t> out;
-        for (const dleaf_version_0_t& l : leafs_version_0()) out.push_back(from_v0(l));
-        return out;
+        return convert_all(leafs_version_0(), [](const dleaf_version_0_t& l) { return from_v0(l); });
     });
 }
 
@@ -454,9 +453,8 @@ std::span<const dworldlight_v1_t> Map::worldlights(bool hdr) const {
     return cache_->worldlights[hdr ? 1 : 0].get([&] {
         const ByteSpan b = bsp_->decoded(index);
         if (lump_version(index) >= 1) return decode_records<dworldlight_v1_t>(b, bsp_->byte_order());
-        std::vector<dworldlight_v1_t> out;
-        for (const dworldlight_t& w : decode_records<dworldlight_t>(b, bsp_->byte_order())) out.push_back(from_v0(w));
-        return out;
+        const auto v0 = decode_records<dworldlight_t>(b, bsp_->byte_order());
+        return convert_all(std::span<const dworldlight_t>(v0), [](const dworldlight_t& w) { return from_v0(w); });
     });
 }
 
