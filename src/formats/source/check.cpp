@@ -728,11 +728,12 @@ void check_game_lumps(Checker& c) {
                 // Light style ranges against dplt (checked once it is decoded).
                 const auto lt = find_game_lump(bsp, GAMELUMP_DETAIL_PROP_LIGHTING);
                 if (lt) {
+                    const std::string dplt = gl + " dplt";  // once, not per object
                     const auto styles = decode_detail_prop_lighting(bsp.game_lump_decoded(*lt), bsp.byte_order(),
-                                                                    {bsp.file_name(), gl + " dplt", -1});
+                                                                    {bsp.file_name(), dplt, -1});
                     for (size_t i = 0; i < dp.objects.size(); ++i)
                         c.range(name, int64_t(i), "m_LightStyles", dp.objects[i].m_LightStyles, "m_LightStyleCount",
-                                dp.objects[i].m_LightStyleCount, styles.size(), gl + " dplt");
+                                dp.objects[i].m_LightStyleCount, styles.size(), dplt);
                 }
             } else if (g.id == GAMELUMP_DETAIL_PROP_LIGHTING || g.id == GAMELUMP_DETAIL_PROP_LIGHTING_HDR) {
                 decode_detail_prop_lighting(data, bsp.byte_order(), where);
