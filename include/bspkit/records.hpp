@@ -74,6 +74,20 @@ std::vector<T> decode_records(ByteSpan bytes, ByteOrder order) {
     return out;
 }
 
+/// Calls fn(record, index) for each whole record of `bytes`, each decoded into
+/// host order on its own: for readers that only walk the records once, with no
+/// list of them built.
+template <Record T, class Fn>
+void for_each_record(ByteSpan bytes, ByteOrder order, Fn&& fn) {
+    const size_t n = bytes.size() / sizeof(T);
+    for (size_t i = 0; i < n; ++i) {
+        T record;
+        std::memcpy(&record, bytes.data() + i * sizeof(T), sizeof(T));
+        if (order == ByteOrder::big) swap_record(reinterpret_cast<uint8_t*>(&record), T::kLayout);
+        fn(static_cast<const T&>(record), i);
+    }
+}
+
 /// Encodes records back to bytes in `order` (for writers and editors).
 template <Record T>
 Bytes encode_records(std::span<const T> records, ByteOrder order) {

@@ -187,6 +187,17 @@ inline constexpr uint16_t GAMELUMP_DETAIL_PROPS_VERSION = 4;
 
 /// Decodes 'dprp'; throws Error for version < 4 or counts that do not fit.
 DetailPropsLump decode_detail_props(ByteSpan data, uint16_t version, ByteOrder order, const Location& where);
+
+/// The parts of a 'dprp' of version 4 as decode_detail_props finds them (with
+/// the same errors): the model dictionary decoded, the sprite dictionary and
+/// the objects as the bytes of their records, for readers that walk the
+/// objects (often 10,000 and more) without a copy of them (for_each_record).
+struct DetailPropsSections {
+    std::vector<std::string> models;
+    ByteSpan sprites;  ///< DetailSpriteDictLump_t records
+    ByteSpan objects;  ///< DetailObjectLump_t records
+};
+DetailPropsSections detail_props_sections(ByteSpan data, uint16_t version, ByteOrder order, const Location& where);
 Bytes encode_detail_props(const DetailPropsLump& lump, ByteOrder order);
 /// The map's detail props, nullopt when it has no 'dprp' game lump. A dprp
 /// older than version 4 gives its version and empty lists (not decoded).

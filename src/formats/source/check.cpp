@@ -716,24 +716,26 @@ void check_game_lumps(Checker& c) {
                 }
             } else if (g.id == GAMELUMP_DETAIL_PROPS) {
                 if (g.version < GAMELUMP_DETAIL_PROPS_VERSION) continue;  // old format, ignored by the engine
-                const DetailPropsLump dp = decode_detail_props(data, g.version, bsp.byte_order(), where);
-                for (size_t i = 0; i < dp.objects.size(); ++i) {
-                    const DetailObjectLump_t& o = dp.objects[i];
+                // The objects are walked where they lie, not copied (a dprp is often the biggest game lump).
+                const DetailPropsSections dp = detail_props_sections(data, g.version, bsp.byte_order(), where);
+                const size_t n_sprites = dp.sprites.size() / sizeof(DetailSpriteDictLump_t);
+                for_each_record<DetailObjectLump_t>(dp.objects, bsp.byte_order(), [&](const DetailObjectLump_t& o, size_t i) {
                     if (o.m_Type == DETAIL_PROP_TYPE_MODEL)
                         c.index(name, int64_t(i), "m_DetailModel", o.m_DetailModel, dp.models.size(), "the detail model dictionary");
                     else
-                        c.index(name, int64_t(i), "m_DetailModel", o.m_DetailModel, dp.sprites.size(), "the detail sprite dictionary");
+                        c.index(name, int64_t(i), "m_DetailModel", o.m_DetailModel, n_sprites, "the detail sprite dictionary");
                     c.index(name, int64_t(i), "m_Leaf", o.m_Leaf, n_leafs, ll);
-                }
+                });
                 // Light style ranges against dplt (checked once it is decoded).
                 const auto lt = find_game_lump(bsp, GAMELUMP_DETAIL_PROP_LIGHTING);
                 if (lt) {
                     const std::string dplt = gl + " dplt";  // once, not per object
                     const auto styles = decode_detail_prop_lighting(bsp.game_lump_decoded(*lt), bsp.byte_order(),
                                                                     {bsp.file_name(), dplt, -1});
-                    for (size_t i = 0; i < dp.objects.size(); ++i)
-                        c.range(name, int64_t(i), "m_LightStyles", dp.objects[i].m_LightStyles, "m_LightStyleCount",
-                                dp.objects[i].m_LightStyleCount, styles.size(), dplt);
+                    for_each_record<DetailObjectLump_t>(dp.objects, bsp.byte_order(), [&](const DetailObjectLump_t& o, size_t i) {
+                        c.range(name, int64_t(i), "m_LightStyles", o.m_LightStyles, "m_LightStyleCount", o.m_LightStyleCount,
+                                styles.size(), dplt);
+                    });
                 }
             } else if (g.id == GAMELUMP_DETAIL_PROP_LIGHTING || g.id == GAMELUMP_DETAIL_PROP_LIGHTING_HDR) {
                 decode_detail_prop_lighting(data, bsp.byte_order(), where);

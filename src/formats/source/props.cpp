@@ -424,24 +424,33 @@ void write_static_props(Bsp& bsp, const StaticPropsLump& props) {
 // Detail props
 // ---------------------------------------------------------------------------
 
-DetailPropsLump decode_detail_props(ByteSpan data, uint16_t version, ByteOrder order, const Location& where) {
+DetailPropsSections detail_props_sections(ByteSpan data, uint16_t version, ByteOrder order, const Location& where) {
     if (version < GAMELUMP_DETAIL_PROPS_VERSION)
         throw Error(where, "detail prop lump version " + std::to_string(version) +
                                " is the old format the engine ignores (needs version 4): not decoded");
-    DetailPropsLump out;
-    out.version = version;
+    DetailPropsSections out;
     Reader r{data, order, where};
     const int32_t n_models = r.count("detail model dictionary", DETAIL_NAME_LENGTH);
     for (int32_t i = 0; i < n_models; ++i, r.at += DETAIL_NAME_LENGTH)
         out.models.push_back(read_name(data.data() + r.at, DETAIL_NAME_LENGTH));
     const int32_t n_sprites = r.count("detail sprite dictionary", sizeof(DetailSpriteDictLump_t));
-    out.sprites = decode_records<DetailSpriteDictLump_t>(data.subspan(r.at, size_t(n_sprites) * sizeof(DetailSpriteDictLump_t)), order);
-    r.at += size_t(n_sprites) * sizeof(DetailSpriteDictLump_t);
+    out.sprites = data.subspan(r.at, size_t(n_sprites) * sizeof(DetailSpriteDictLump_t));
+    r.at += out.sprites.size();
     const int32_t n_objects = r.count("detail object", sizeof(DetailObjectLump_t));
-    out.objects = decode_records<DetailObjectLump_t>(data.subspan(r.at, size_t(n_objects) * sizeof(DetailObjectLump_t)), order);
-    r.at += size_t(n_objects) * sizeof(DetailObjectLump_t);
+    out.objects = data.subspan(r.at, size_t(n_objects) * sizeof(DetailObjectLump_t));
+    r.at += out.objects.size();
     if (r.at != data.size())
         throw Error(advance(where, r.at), std::to_string(data.size() - r.at) + " bytes follow the detail objects");
+    return out;
+}
+
+DetailPropsLump decode_detail_props(ByteSpan data, uint16_t version, ByteOrder order, const Location& where) {
+    DetailPropsSections sections = detail_props_sections(data, version, order, where);
+    DetailPropsLump out;
+    out.version = version;
+    out.models = std::move(sections.models);
+    out.sprites = decode_records<DetailSpriteDictLump_t>(sections.sprites, order);
+    out.objects = decode_records<DetailObjectLump_t>(sections.objects, order);
     return out;
 }
 
