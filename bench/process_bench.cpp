@@ -5,7 +5,9 @@
 //   info       bspkit info FILE            vs cat FILE        (and ms above /bin/true)
 //   check      bspkit check FILE           vs cat FILE
 //   repack     bspkit repack FILE -o OUT   vs cp FILE OUT     (unchanged save)
-//   export     bspkit export FILE -o .glb  vs cat FILE        (and .obj for Quake 3)
+//   repack     ... also vs dd conv=fsync    (a copy on disk before it returns, as the save)
+//   export     bspkit export FILE -o .glb  vs cat FILE        (and .obj for Quake 3; and
+//                                                              --lighting separate: no bake)
 // plus the peak RSS of every bspkit child (wait4), against the issue's
 // limit 1.5 x file size + 8 MB for info, check and repack.
 //
@@ -140,6 +142,12 @@ int main(int argc, char** argv) {
             const std::string target = (out / "out.bsp").string();
             const Pair p = compare({"/bin/cp", f.string(), target}, {bspkit, "repack", f.string(), "-o", target}, runs);
             print("repack", f, "cp", p, "(goal <= 1.5)");
+            // The save fsyncs the new file before its rename (a crash never leaves a half-written map
+            // where the old one was); cp does not. A copy that is on disk before it returns, as the save
+            // is: dd with conv=fsync, one process like cp.
+            const Pair d = compare({"/bin/dd", "if=" + f.string(), "of=" + target, "bs=4M", "conv=fsync", "status=none"},
+                                   {bspkit, "repack", f.string(), "-o", target}, runs);
+            print("repack", f, "dd-f", d, "(floor: dd conv=fsync, a durable copy)");
             print_rss("repack", f, p.rss_mb);
         }
     if (wanted("export")) {
@@ -148,6 +156,11 @@ int main(int argc, char** argv) {
             const Pair p = compare({"/bin/cat", f.string()},
                                    {bspkit, "export", f.string(), "-o", (out / "map.glb").string()}, export_runs);
             print("glb", f, "cat", p, "(goal <= 10)");
+            // The goal was set before the default export baked light into the textures (issue 8): the
+            // export as it was then keeps the lightmap atlas separate (TEXCOORD_1), with no bake.
+            const Pair s = compare({"/bin/cat", f.string()}, {bspkit, "export", f.string(), "--lighting", "separate", "-o",
+                                                              (out / "map.glb").string()}, export_runs);
+            print("glb-sep", f, "cat", s, "(--lighting separate: no bake)");
             if (f.filename() == "nexuiz_ons-reborn.bsp" || !defaults) {
                 const Pair o = compare({"/bin/cat", f.string()},
                                        {bspkit, "export", f.string(), "-o", (out / "map.obj").string()}, export_runs);
