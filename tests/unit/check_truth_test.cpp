@@ -270,4 +270,34 @@ TEST(CheckCli, GeometryVerbsRefuseTruncatedLumpsUnlessSalvage) {
         EXPECT_EQ(went_on.err.find("--salvage goes on"), std::string::npos) << went_on.err;
     }
     EXPECT_EQ(run_cli({"info", map}).exit_code, 0);  // reading verbs only warn
+    // check: the engines read whole lumps, so a lump cut short is an error (exit 1), once.
+    const auto checked = run_cli({"check", map});
+    EXPECT_EQ(checked.exit_code, 1) << checked.out;
+    const std::string line = map + ": lump " + name + " at offset " + std::to_string(whole.entry(last).offset) +
+                             ": error: truncated: runs 8 bytes past the end of the file (";
+    EXPECT_NE(checked.out.find(line), std::string::npos) << checked.out;
+    EXPECT_EQ(checked.out.find("warning: runs 8 bytes"), std::string::npos) << checked.out;
+}
+
+// The entity lump cut short stays a warning for check (its text is parsed; Quake 2's base1.bsp
+// ends it past the end of the file): the same map with only its entity lump moved to the end and cut.
+TEST(CheckCli, TruncatedEntityLumpIsAWarning) {
+    Bytes file = kCases[0].build(kWorld, 0);
+    const Bsp whole = Bsp::parse(file, "q1.bsp");
+    const size_t entities = *whole.layout().find_lump("entities");
+    const LumpEntry e = whole.entry(entities);
+    // A copy of the entity text appended at the end of the file, the directory entry pointed at it,
+    // then the last 4 bytes (NULs and the closing brace's line end) cut off.
+    Bytes text(file.begin() + e.offset, file.begin() + e.offset + e.length);
+    const uint32_t at = uint32_t(file.size());
+    file.insert(file.end(), text.begin(), text.end());
+    file.resize(file.size() - 4);
+    store<int32_t>(file.data() + whole.layout().directory_offset() + entities * whole.layout().entry_size(), int32_t(at),
+                   ByteOrder::little);
+    const std::string map = write(test::temp_dir("truncated_entities"), "cut.bsp", file);
+    const auto checked = run_cli({"check", map});
+    EXPECT_NE(checked.out.find(": lump entities at offset " + std::to_string(at) + ": warning: runs 4 bytes past the end"),
+              std::string::npos)
+        << checked.out;
+    EXPECT_EQ(checked.out.find("error: truncated"), std::string::npos) << checked.out;
 }
