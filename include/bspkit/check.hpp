@@ -31,7 +31,8 @@ struct CheckReport {
 };
 
 /// Runs every check for the map's format. Container diagnostics (lumps past
-/// the end of the file, overlaps, ...) are included as findings.
+/// the end of the file, overlaps, ...) are included as findings; a lump other
+/// than the entity lump that runs past the end of the file is an error here.
 CheckReport check(const Bsp& bsp);
 
 /// "error" / "warning" / "info".
