@@ -33,8 +33,10 @@ void lerp(const float a[3], const float b[3], float f, float r[3]) {
 
 /// kSkip: the tree's PackedTree::bounded holds for the hull and the segment
 /// is within its finite_radius, so the trace cannot run out of steps: none
-/// are counted.
-template <bool kSkip>
+/// are counted. kDot (with kSkip, on a tree whose PackedTree::axial_unit
+/// holds): every distance is node_dot()'s, without the branch on the
+/// plane's type that a walk mispredicts at random.
+template <bool kSkip, bool kDot = false>
 struct HullTrace {
     const Collision& c;
     const Tree& tree;
@@ -54,6 +56,12 @@ struct HullTrace {
     float normal[3] = {0, 0, 0};
     float dist = 0;
 
+    static_assert(kSkip || !kDot, "node_dot() is node_dist() for finite points only");
+    static float dist_to(const HullNode& n, const float x[3]) noexcept {
+        if constexpr (kDot) return node_dot(n, x);
+        else return node_dist(n, x);
+    }
+
     void step() {
         if constexpr (!kSkip)
             if (++steps > budget) out_of_steps(c, tree);
@@ -64,7 +72,7 @@ struct HullTrace {
         while (num >= 0) {
             step();
             const HullNode& n = nodes[num];
-            if (node_dist(n, p) < 0) num = n.child[1];  // a branch, not a select: see point_leaf()
+            if (dist_to(n, p) < 0) num = n.child[1];  // a branch, not a select: see point_leaf()
             else num = n.child[0];
         }
         return leafs[~num].contents == quake1_contents_solid;
@@ -106,7 +114,7 @@ struct HullTrace {
                 return false;
             }
             const HullNode& node = nodes[num];
-            const float t1 = node_dist(node, p1), t2 = node_dist(node, p2);
+            const float t1 = dist_to(node, p1), t2 = dist_to(node, p2);
             if (t1 >= 0 && t2 >= 0) {
                 if (depth < kPath) path[depth] = num * 2;
                 ++depth;
@@ -147,9 +155,9 @@ struct HullTrace {
     /// walk's last piece, so it would reach that leaf: it is not made.
     bool solid_near(const Entry& e, const float p[3], bool at_cut) {
         if (e.depth < kPath) {
-            bool same = (node_dist(*e.node, p) < 0) == e.flip;
+            bool same = (dist_to(*e.node, p) < 0) == e.flip;
             for (uint32_t i = 0; i < e.depth; ++i)
-                same &= (node_dist(nodes[path[i] >> 1], p) < 0) == bool(path[i] & 1);
+                same &= (dist_to(nodes[path[i] >> 1], p) < 0) == bool(path[i] & 1);
             if constexpr (kSkip)
                 if (same && at_cut) return false;
             if (same) {
@@ -606,15 +614,22 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             bool fast_ok = packed.bounded[size_t(hull)];
             for (int i = 0; i < 3; ++i)  // false for NaN too
                 fast_ok = fast_ok && std::fabs(s.v[i]) < packed.finite_radius && std::fabs(e.v[i]) < packed.finite_radius;
-            if (fast_ok) {
-                HullTrace<true> fast{c, t, packed.nodes.data(), t.leafs.data(), root, path};
-                walk(fast);
+            auto take = [&](const auto& fast) {
                 h.allsolid = fast.allsolid;
                 h.startsolid = fast.startsolid;
                 h.fraction = fast.fraction;
                 std::copy(fast.end, fast.end + 3, h.end);
                 std::copy(fast.normal, fast.normal + 3, h.normal);
                 h.dist = fast.dist;
+            };
+            if (fast_ok && packed.axial_unit) {
+                HullTrace<true, true> fast{c, t, packed.nodes.data(), t.leafs.data(), root, path};
+                walk(fast);
+                take(fast);
+            } else if (fast_ok) {
+                HullTrace<true> fast{c, t, packed.nodes.data(), t.leafs.data(), root, path};
+                walk(fast);
+                take(fast);
             } else {
                 walk(h);
             }
