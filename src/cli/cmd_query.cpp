@@ -185,14 +185,37 @@ void add_trace(CLI::App& app, Action& action) {
                 list.push_back({{v[0], v[1], v[2]}, {v[3], v[4], v[5]}});
             }
             std::vector<query::TraceResult> results(list.size());
-            world.trace(list, results, opt, unsigned(o->threads));
+            // A ray the map cannot answer (a hostile tree; a segment so long that its distances
+            // overflow and a trace runs out of steps) must not cost the others their lines: when the
+            // batch fails, every ray is traced again on its own, and each that fails gets a line with
+            // "error" in place of the result. Exit 1 then, after every line.
+            std::vector<std::string> errors;
+            try {
+                world.trace(list, results, opt, unsigned(o->threads));
+            } catch (const Error&) {
+                errors.resize(list.size());
+                for (size_t i = 0; i < list.size(); ++i) try {
+                        results[i] = world.trace(list[i].start, list[i].end, opt);
+                    } catch (const Error& e) {
+                        errors[i] = e.what();
+                    }
+            }
             std::string outbuf;
+            size_t failed = 0, first_failed = 0;
             for (size_t i = 0; i < list.size(); ++i) {
-                outbuf += trace_json(list[i].start, list[i].end, results[i]).dump();
+                if (!errors.empty() && !errors[i].empty()) {
+                    if (failed++ == 0) first_failed = i;
+                    outbuf += nlohmann::json{{"from", j3(list[i].start)}, {"to", j3(list[i].end)}, {"error", errors[i]}}.dump();
+                } else {
+                    outbuf += trace_json(list[i].start, list[i].end, results[i]).dump();
+                }
                 outbuf += '\n';
             }
             fmt::print("{}", outbuf);
-            return kExitOk;
+            if (failed == 0) return kExitOk;
+            fmt::print(stderr, "{}: {} of {} rays not traced (their lines hold \"error\"); ray {}: {}\n", bsp.file_name(),
+                       failed, list.size(), first_failed + 1, errors[first_failed]);
+            return kExitBadInput;
         };
     });
 }

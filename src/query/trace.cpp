@@ -26,9 +26,16 @@ void lerp(const float a[3], const float b[3], float f, float r[3]) {
 
 // ---- Quake 1 family: a point through a clip hull ---------------------------
 
-[[noreturn]] void out_of_steps(const Collision& c, const Tree& t) {
-    throw Error({c.file, t.node_lump, -1}, "a trace took more than " + std::to_string(step_budget(t)) +
-                                               " steps: shared subtrees make the tree too large to walk");
+/// `wild_segment`: the tree is one no finite trace runs out of steps on
+/// (PackedTree::bounded), so the segment is what did it: a coordinate NaN,
+/// infinite or beyond PackedTree::finite_radius, where distances to the planes
+/// overflow (and an impact's back-off from a NaN fraction never ends).
+[[noreturn]] void out_of_steps(const Collision& c, const Tree& t, bool wild_segment) {
+    throw Error({c.file, t.node_lump, -1},
+                "a trace took more than " + std::to_string(step_budget(t)) + " steps: " +
+                    (wild_segment ? "the segment's coordinates are too large (or not numbers) for distances to the "
+                                    "map's planes"
+                                  : "shared subtrees make the tree too large to walk"));
 }
 
 /// kSkip: the tree's PackedTree::bounded holds for the hull and the segment
@@ -50,6 +57,7 @@ struct HullTrace {
     static constexpr uint32_t kPath = 128;
     int32_t* path;
     uint64_t steps = 0, budget = 0;
+    bool wild_segment = false;  ///< out_of_steps()'s
     bool allsolid = true, startsolid = false;
     float fraction = 1;
     float end[3] = {0, 0, 0};
@@ -64,7 +72,7 @@ struct HullTrace {
 
     void step() {
         if constexpr (!kSkip)
-            if (++steps > budget) out_of_steps(c, tree);
+            if (++steps > budget) out_of_steps(c, tree, wild_segment);
     }
 
     /// Whether `p` is in a solid leaf under `num`.
@@ -163,7 +171,7 @@ struct HullTrace {
             if (same) {
                 if constexpr (!kSkip) {
                     steps += e.depth + 1;
-                    if (steps > budget) out_of_steps(c, tree);
+                    if (steps > budget) out_of_steps(c, tree, wild_segment);
                 }
                 return solid(e.node->child[e.flip], p);
             }
@@ -631,6 +639,7 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
                 walk(fast);
                 take(fast);
             } else {
+                h.wild_segment = packed.bounded[size_t(hull)];  // the tree is not what runs out of steps
                 walk(h);
             }
             if (h.allsolid) h.startsolid = true;  // SV_ClipMoveToEntity

@@ -12,11 +12,16 @@
 #include <bspkit/query.hpp>
 
 #include "corpus.hpp"
+#include "run.hpp"
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <random>
 #include <set>
 
@@ -351,3 +356,71 @@ TEST_P(QueryCorpus, BoxTracesNeverEndInSolid) {
 
 INSTANTIATE_TEST_SUITE_P(All, QueryCorpus, ::testing::ValuesIn(queryable()),
                          [](const auto& info) { return test_name(info.param.relpath); });
+
+// bspkit trace --rays: one JSON line per ray, in order, each the library's single trace
+// of that ray; a ray the map cannot answer (coordinates of 3e38: its distances overflow
+// and the hull walk runs out of steps) gets a line with "error", the others still get
+// theirs, and the command exits 1 naming the ray.
+TEST(QueryCli, RaysGiveOneLinePerRayAndNameTheOnesThatFail) {
+    const CorpusFile& f = corpus_file("hl1_v30/cs16_de_torabora.bsp");
+    const Bsp bsp = Bsp::open(f.path);
+    const World world = World::prepare(bsp);
+    const Mesh mesh = world_mesh(bsp);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1, 1);
+    std::vector<query::Ray> rays;  // from near the drawn surfaces (some in solid), 2048 units each way
+    while (rays.size() < 600) {
+        const Vec3 a = start_near_surface(mesh, rng, 1.0f), d{u(rng), u(rng), u(rng)};
+        if (model::length(d) > 0.1) rays.push_back({a, a + model::normalized(d) * 2048.0f});
+    }
+    const auto write_rays = [](const std::string& path, const std::vector<query::Ray>& list) {
+        std::ofstream out(path);
+        out.precision(9);
+        for (const auto& r : list)
+            out << r.start.x << ',' << r.start.y << ',' << r.start.z << ' ' << r.end.x << ',' << r.end.y << ',' << r.end.z
+                << '\n';
+    };
+    const auto lines = [](const std::string& text) {
+        std::vector<nlohmann::json> out;
+        std::istringstream in(text);
+        for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+        return out;
+    };
+    const std::string dir = temp_dir("query_rays");
+    write_rays(dir + "/good.txt", rays);
+    const auto good = run_cli({"trace", f.path.string(), "--rays", dir + "/good.txt"});
+    ASSERT_EQ(good.exit_code, 0) << good.err;
+    const auto got = lines(good.out);
+    ASSERT_EQ(got.size(), rays.size());
+    size_t hits = 0;
+    for (size_t i = 0; i < rays.size(); ++i) {
+        const auto r = world.trace(rays[i].start, rays[i].end);
+        EXPECT_EQ(got[i]["fraction"].get<float>(), r.fraction) << i;
+        EXPECT_EQ(got[i]["startsolid"].get<bool>(), r.startsolid) << i;
+        hits += r.fraction < 1;
+    }
+    EXPECT_GT(hits, 0u);
+
+    // The same rays with one that cannot be traced in the middle.
+    const query::Ray wild{{-3e38f, 3e38f, 3e38f}, {1268.98f, -630.19f, 889.87f}};
+    EXPECT_THROW(world.trace(wild.start, wild.end), Error);
+    std::vector<query::Ray> mixed = rays;
+    mixed.insert(mixed.begin() + 300, wild);
+    write_rays(dir + "/mixed.txt", mixed);
+    const auto some = run_cli({"trace", f.path.string(), "--rays", dir + "/mixed.txt"});
+    EXPECT_EQ(some.exit_code, 1);
+    const auto part = lines(some.out);
+    ASSERT_EQ(part.size(), mixed.size());
+    for (size_t i = 0; i < mixed.size(); ++i) {
+        if (i == 300) {
+            ASSERT_TRUE(part[i].contains("error")) << part[i].dump();
+            EXPECT_NE(part[i]["error"].get<std::string>().find("coordinates are too large"), std::string::npos);
+            EXPECT_FALSE(part[i].contains("fraction"));
+        } else {
+            EXPECT_FALSE(part[i].contains("error")) << i;
+            EXPECT_EQ(part[i], got[i < 300 ? i : i - 1]) << i;
+        }
+    }
+    EXPECT_NE(some.err.find(": 1 of 601 rays not traced"), std::string::npos) << some.err;
+    EXPECT_NE(some.err.find("ray 301: "), std::string::npos) << some.err;
+}
