@@ -222,9 +222,18 @@ struct LuxelExtents {
         }
         return true;
     }
-    /// Extent in texels (what engines compare with their limit).
-    int extent(int axis, double scale = 16) const {
-        return int((std::ceil(maxs[axis] / scale) - std::floor(mins[axis] / scale)) * scale);
+    /// size(), and the extent in texels of both axes (what engines compare
+    /// with their limit), from one rounding of each bound.
+    bool size_and_extents(int out[2], int extents[2], double scale = 16, int64_t sanity = 1 << 16) const {
+        for (int a = 0; a < 2; ++a) {
+            if (!(maxs[a] >= mins[a]) || !std::isfinite(mins[a]) || !std::isfinite(maxs[a])) return false;
+            const double span = std::ceil(maxs[a] / scale) - std::floor(mins[a] / scale);
+            const double n = span + 1;
+            if (!(n >= 1) || n > double(sanity)) return false;
+            out[a] = int(n);
+            extents[a] = int(span * scale);
+        }
+        return true;
     }
 };
 

@@ -176,6 +176,10 @@ private:
         const bool lmshift = !ext_.lmshift.empty();
         const bool decoupled = !ext_.decoupled.empty();
         c_.set_budget(4 * uint64_t(t_.surfedges.size()) + (uint64_t(1) << 22));
+        // BSPX: DECOUPLED_LM or LMOFFSET give the offset in place of lightofs.
+        const bool own = decoupled || !ext_.lmoffset.empty();
+        const std::string_view ofs_lump = decoupled ? "bspx:DECOUPLED_LM" : own ? "bspx:LMOFFSET" : "faces";
+        const std::string_view ofs_field = own ? "offset" : "lightofs";
         for (size_t i = 0; i < nface; ++i) {
             const auto& f = t_.faces[i];
             c_.index("faces", i, "planenum", f.planenum, t_.planes.size(), "planes");
@@ -188,16 +192,12 @@ private:
                 c_.error("faces", i, "numedges", "numedges " + std::to_string(f.numedges) + ": a face needs 3 edges");
             // Lightmap.
             const int styles = checks::style_count(f.styles);
-            // BSPX: DECOUPLED_LM or LMOFFSET give the offset in place of lightofs.
-            const bool own = decoupled || !ext_.lmoffset.empty();
-            const std::string ofs_lump = decoupled ? "bspx:DECOUPLED_LM" : own ? "bspx:LMOFFSET" : "faces";
-            const std::string ofs_field = own ? "offset" : "lightofs";
             const int64_t lightofs = decoupled ? ext_.decoupled[i].offset : own ? ext_.lmoffset[i] : f.lightofs;
             if (lightofs == -1 || styles == 0) continue;
             const uint64_t byte_ofs = uint64_t(lightofs) * (rgb ? 3 : 1);
             if (lightofs < 0 || byte_ofs >= samples_lump.size()) {
                 c_.error(ofs_lump, i, ofs_field,
-                         ofs_field + " " + std::to_string(lightofs) + " is outside the " +
+                         std::string(ofs_field) + " " + std::to_string(lightofs) + " is outside the " +
                              std::to_string(samples_lump.size()) + "-byte " + lump_desc);
                 continue;
             }
@@ -220,13 +220,11 @@ private:
                 if (!ok) continue;  // the broken surfedge is reported on its own
                 const double scale = lmshift ? double(1u << std::min<uint8_t>(ext_.lmshift[i], 15)) : 16.0;
                 int size[2];
-                if (!ext.size(size, scale)) {
+                if (!ext.size_and_extents(size, extents, scale)) {
                     c_.error("faces", i, "texinfo", "texture coordinates of the face are not finite or too large");
                     continue;
                 }
                 samples = uint64_t(size[0]) * uint64_t(size[1]);
-                extents[0] = ext.extent(0, scale);
-                extents[1] = ext.extent(1, scale);
                 if (!lmshift && std::max(extents[0], extents[1]) > max_extent_) {
                     max_extent_ = std::max(extents[0], extents[1]);
                     max_extent_face_ = int64_t(i);
@@ -236,7 +234,7 @@ private:
             if (byte_ofs + need > samples_lump.size())
                 c_.error(ofs_lump, i, ofs_field,
                          "lightmap of " + std::to_string(samples) + " samples x " + std::to_string(styles) +
-                             " styles x " + std::to_string(bps) + " bytes at " + ofs_field + " " +
+                             " styles x " + std::to_string(bps) + " bytes at " + std::string(ofs_field) + " " +
                              std::to_string(lightofs) + " runs past the " + std::to_string(samples_lump.size()) +
                              "-byte " + lump_desc);
         }
