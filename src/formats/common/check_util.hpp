@@ -63,15 +63,16 @@ public:
                     std::string(engine) + ": needs an engine with raised limits");
     }
 
-    /// Non-finite floats are errors.
+    /// Non-finite floats are errors. The test is inline (every vertex and
+    /// plane of a map is asked); the finding is made out of line.
     template <size_t N>
     bool finite(std::string_view lump, int64_t record, std::string_view field, const float (&v)[N]) {
-        for (size_t i = 0; i < N; ++i)
-            if (!std::isfinite(v[i])) {
-                error(lump, record, field, std::string(field) + " holds a non-finite value");
-                return false;
-            }
-        return true;
+        bool all = true;
+        for (size_t i = 0; i < N; ++i) all &= std::isfinite(v[i]);
+        if (all) [[likely]]
+            return true;
+        finite_error(lump, record, field);
+        return false;
     }
     bool finite(std::string_view lump, int64_t record, std::string_view field, float v) {
         const float a[1] = {v};
@@ -94,6 +95,24 @@ public:
     }
     void set_budget(uint64_t units) { budget_ = units; }
 
+    /// Takes what `other` found, as if its steps had run on this checker after
+    /// the ones already run here: its findings in order through the same cap,
+    /// then the ones its own cap held back, counted (they were past the cap
+    /// there, so they are here). For steps run beside the others on another
+    /// thread, each with a Checker of its own: the report is the same as when
+    /// they run one after the other. `other` is left empty.
+    void absorb(Checker& other) {
+        for (Finding& f : other.report_.findings)
+            add(f.severity, f.lump, f.record, f.field, std::move(f.message));
+        other.report_.findings.clear();
+        for (const auto& [key, count] : other.suppressed_) {
+            seen_[key] += count;
+            suppressed_[key] += count;
+        }
+        other.suppressed_.clear();
+        other.seen_.clear();
+    }
+
     void finish() {
         for (const auto& [key, count] : suppressed_) {
             if (!count) continue;
@@ -105,6 +124,10 @@ public:
     }
 
 private:
+    [[gnu::cold, gnu::noinline]] void finite_error(std::string_view lump, int64_t record, std::string_view field) {
+        error(lump, record, field, std::string(field) + " holds a non-finite value");
+    }
+
     [[gnu::cold, gnu::noinline]] void index_error(std::string_view lump, int64_t record, std::string_view field,
                                                   int64_t value, size_t count, std::string_view target) {
         error(lump, record, field,
