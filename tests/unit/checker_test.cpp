@@ -1,0 +1,78 @@
+// checks::Checker: the cap on repeated findings, and absorb(), which takes in
+// the findings of steps run on another thread as if they had run after the
+// others on this one (src/formats/quake1/check.cpp runs two groups of steps so).
+#include "formats/common/check_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+namespace bspkit::checks {
+namespace {
+
+// Findings of two groups of steps: some kinds only one group makes, one kind both make,
+// each past the cap (4 per kind here) or not.
+void first_group(Checker& c) {
+    for (int i = 0; i < 6; ++i) c.error("faces", i, "texinfo", "first " + std::to_string(i));
+    for (int i = 0; i < 3; ++i) c.error("leafs", i, "visofs", "first " + std::to_string(i));
+    c.warning("planes", 0, "type", "a warning");
+}
+void second_group(Checker& c) {
+    for (int i = 0; i < 3; ++i) c.error("leafs", 10 + i, "visofs", "second " + std::to_string(i));
+    for (int i = 0; i < 9; ++i) c.error("nodes", i, "children", "second " + std::to_string(i));
+    c.info("bspx:BRUSHLIST", -1, "", "an info");
+}
+
+std::string text(const CheckReport& r) {
+    std::string out;
+    for (const Finding& f : r.findings)
+        out += std::string(severity_word(f.severity)) + " " + f.lump + " " + std::to_string(f.record) + " " + f.field +
+               " " + f.message + " " + std::to_string(f.offset) + "\n";
+    return out;
+}
+
+TEST(Checker, AbsorbGivesTheOneThreadReport) {
+    CheckReport one_thread;
+    {
+        Checker c(one_thread, 4);
+        first_group(c);
+        second_group(c);
+    }
+    CheckReport two_groups;
+    {
+        Checker c(two_groups, 4);
+        CheckReport side;
+        Checker other(side, 4);
+        second_group(other);  // before the first group runs: absorb alone fixes the order
+        first_group(c);
+        c.absorb(other);
+    }
+    EXPECT_EQ(text(two_groups), text(one_thread));
+    // The cap held: 4 of the 6 faces, 4 of the 6 leafs (3 first, 1 second), 4 of the 9 nodes,
+    // then one "more findings" line per capped kind.
+    EXPECT_NE(text(one_thread).find("leafs 10 visofs second 0"), std::string::npos);
+    EXPECT_EQ(text(one_thread).find("leafs 11 visofs second 1"), std::string::npos);
+    EXPECT_NE(text(one_thread).find("error nodes -1 children 5 more findings like the ones above were not listed"),
+              std::string::npos)
+        << text(one_thread);
+    EXPECT_NE(text(one_thread).find("error leafs -1 visofs 2 more findings"), std::string::npos);
+}
+
+TEST(Checker, FiniteReportsOnceARecordHoldsANonFiniteValue) {
+    CheckReport r;
+    {
+        Checker c(r);
+        const float good[3] = {1, 2, 3}, bad[3] = {1, std::numeric_limits<float>::quiet_NaN(), 3};
+        EXPECT_TRUE(c.finite("vertexes", 0, "point", good));
+        EXPECT_FALSE(c.finite("vertexes", 1, "point", bad));
+        EXPECT_FALSE(c.finite("planes", 2, "dist", std::numeric_limits<float>::infinity()));
+    }
+    ASSERT_EQ(r.findings.size(), 2u);
+    EXPECT_EQ(r.findings[0].record, 1);
+    EXPECT_EQ(r.findings[0].message, "point holds a non-finite value");
+    EXPECT_EQ(r.findings[1].lump, "planes");
+}
+
+}  // namespace
+}  // namespace bspkit::checks
