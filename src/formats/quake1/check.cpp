@@ -6,12 +6,10 @@
 #include <bspkit/formats/quake1.hpp>
 #include <bspkit/visibility.hpp>
 
-#include "core/parallel.hpp"
 #include "formats/common/check_util.hpp"
 
 #include <algorithm>
 #include <cstdlib>
-#include <exception>
 #include <string>
 #include <vector>
 
@@ -31,45 +29,31 @@ public:
         lighting_ = map_.lighting();
         ext_ = bspx::read_lighting(bsp, t_.faces.size(), lighting_.size(), map_.goldsrc());
         for (const Diagnostic& d : ext_.diagnostics) c_.warning(d.lump, -1, "", d.message);
-        // Two groups of steps that share no state, on two threads where there are two: the
-        // geometry (planes .. marksurfaces) on this checker, the tree, collision and visibility
-        // (nodes .. visibility) on one of their own whose findings are then taken in after
-        // the first group's, through the same caps: the report is the one the steps make in
-        // this order on one thread (Checker::absorb). Only the faces spend the work budget.
-        // A second thread pays from maps of a few MB on (cs16_de_torabora, 4.2 MB: 4.1 -> 2.9 ms
-        // wall); on small maps starting it costs more than it saves (bevytb, 0.3 MB: 0.85 -> 1.2 ms).
-        constexpr size_t kThreadedFrom = size_t(2) << 20;
-        const unsigned threads = bsp.file_bytes().size() >= kThreadedFrom ? 0 : 1;
-        CheckReport tree_report;
-        Checker tree_checker(tree_report);
-        std::exception_ptr failed[2];
-        detail::parallel_for(2, threads, [&](size_t group) {
-            try {
-                if (group == 0) {
-                    planes();
-                    vertexes();
-                    miptex();
-                    texinfo();
-                    edges();
-                    surfedges();
-                    faces();
-                    marksurfaces();
-                } else {
-                    Quake1Check tree(map_, t_, tree_checker);
-                    tree.nodes();
-                    tree.clipnodes();
-                    tree.leafs();
-                    tree.brushlist();
-                    tree.models();
-                    tree.visibility();
-                }
-            } catch (...) {
-                failed[group] = std::current_exception();  // the first group's first, as one thread meets them
-            }
-        });
-        for (const auto& e : failed)
-            if (e) std::rethrow_exception(e);
-        c_.absorb(tree_checker);
+        // Two groups of steps that share no state, on two threads on maps of a few MB
+        // (checks::run_beside): the geometry on this checker, the tree, collision and
+        // visibility on one of their own, taken in after it. Only the faces spend the
+        // work budget.
+        checks::run_beside(
+            c_, bsp.file_bytes().size(),
+            [&] {
+                planes();
+                vertexes();
+                miptex();
+                texinfo();
+                edges();
+                surfedges();
+                faces();
+                marksurfaces();
+            },
+            [&](Checker& other) {
+                Quake1Check tree(map_, t_, other);
+                tree.nodes();
+                tree.clipnodes();
+                tree.leafs();
+                tree.brushlist();
+                tree.models();
+                tree.visibility();
+            });
         limits();
     }
 
