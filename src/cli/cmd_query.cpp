@@ -122,7 +122,7 @@ void add_trace(CLI::App& app, Action& action) {
     auto* hull = cmd->add_option("--hull", o->hull, "Quake 1 / GoldSrc clip hull 0-3")->check(CLI::Range(0, 3));
     auto* box = cmd->add_option("--box", o->box, "Box MINX,MINY,MINZ,MAXX,MAXY,MAXZ (origin-relative)");
     hull->excludes(box);
-    auto* rays = cmd->add_option("--rays", o->rays, "File of rays (one 'X,Y,Z X,Y,Z' per line; - = stdin): JSON lines out");
+    auto* rays = cmd->add_option("--rays", o->rays, "File of rays (one 'X,Y,Z X,Y,Z' per line; - = stdin): a JSON line per ray, in order (\"error\" in it: that ray could not be traced; exit 1)");
     rays->excludes(from)->excludes(to);
     from->needs(to);
     to->needs(from);
