@@ -42,6 +42,9 @@ struct Diagnostic {
     std::string lump;
     int64_t offset = -1;
     std::string message;
+    /// The lump runs past the end of the file (a truncated copy): read with
+    /// the bytes present. `check` makes this an error (entity lump excepted).
+    bool cut_short = false;
 };
 
 /// Value-or-error, for API boundaries that must not throw (bindings, CLI helpers).

@@ -24,30 +24,14 @@ void CheckReport::warning(std::string lump, int64_t record, std::string field, s
     findings.push_back({Severity::warning, std::move(lump), record, std::move(field), std::move(message)});
 }
 
-namespace {
-
-/// Whether diagnostic `d` is the container's note that a lump other than the
-/// entity lump runs past the end of the file (a truncated copy): the reading
-/// verbs go on with the bytes present, but the engines read whole lumps, so
-/// for check the map is broken. The entity lump is exempt, as for the geometry
-/// verbs (require_complete_lumps): its text is checked by parsing, and Quake 2's
-/// own base1.bsp ends it 6 bytes past the end of the file.
-bool cut_off_lump(const Bsp& bsp, const Diagnostic& d) {
-    if (d.severity != Severity::warning) return false;
-    const auto index = bsp.layout().find_lump(d.lump);
-    // Not a lump of the table (bspx:NAME; game lumps are checked on their own), or the entity lump.
-    if (!index || index == bsp.layout().find_lump("entities")) return false;
-    const LumpEntry& e = bsp.entry(*index);
-    return e.length > 0 && d.offset == e.offset &&
-           uint64_t(e.offset) + uint64_t(e.length) > bsp.file_bytes().size() && d.message.rfind("runs ", 0) == 0;
-}
-
-}  // namespace
-
 CheckReport check(const Bsp& bsp) {
     CheckReport report;
+    // A lump cut short by the end of the file: the reading verbs go on with the bytes present,
+    // but the engines read whole lumps, so for check the map is broken. The entity lump is
+    // exempt, as for the geometry verbs (require_complete_lumps): its text is checked by
+    // parsing, and Quake 2's own base1.bsp ends it 6 bytes past the end of the file.
     for (const Diagnostic& d : bsp.diagnostics()) {
-        if (cut_off_lump(bsp, d))
+        if (d.cut_short && d.lump != "entities")
             report.findings.push_back({Severity::error, d.lump, -1, "", "truncated: " + d.message, d.offset});
         else
             report.findings.push_back({d.severity, d.lump, -1, "", d.message, d.offset});

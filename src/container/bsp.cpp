@@ -40,8 +40,8 @@ Location Bsp::Impl::where(size_t lump, int64_t offset) const {
 
 namespace {
 
-void warn(Bsp::Impl& b, std::string lump, int64_t offset, std::string message) {
-    b.diagnostics.push_back({Severity::warning, std::move(lump), offset, std::move(message)});
+void warn(Bsp::Impl& b, std::string lump, int64_t offset, std::string message, bool cut_short = false) {
+    b.diagnostics.push_back({Severity::warning, std::move(lump), offset, std::move(message), cut_short});
 }
 
 LumpEntry read_entry(const Bsp::Impl& b, size_t index) {
@@ -88,7 +88,8 @@ void read_directory(Bsp::Impl& b) {
             warn(b, name, e.offset,
                  "runs " + std::to_string(end - file_size) + " bytes past the end of the file (" +
                      std::to_string(file_size) + " bytes); reading the " + std::to_string(present) +
-                     " bytes present");
+                     " bytes present",
+                 true);
         }
         if (uint64_t(e.offset) < header_size)
             warn(b, name, e.offset, "starts inside the " + std::to_string(header_size) + "-byte header");
