@@ -270,13 +270,8 @@ struct LuxelExtents {
     }
     /// Samples along each axis for a luxel of `scale` texels; 0 when unusable.
     bool size(int out[2], double scale = 16, int64_t sanity = 1 << 16) const {
-        for (int a = 0; a < 2; ++a) {
-            if (!(maxs[a] >= mins[a]) || !std::isfinite(mins[a]) || !std::isfinite(maxs[a])) return false;
-            const double n = std::ceil(maxs[a] / scale) - std::floor(mins[a] / scale) + 1;
-            if (!(n >= 1) || n > double(sanity)) return false;
-            out[a] = int(n);
-        }
-        return true;
+        int extents[2];
+        return size_and_extents(out, extents, scale, sanity);
     }
     /// size(), and the extent in texels of both axes (what engines compare
     /// with their limit), from one rounding of each bound.
