@@ -39,6 +39,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -179,6 +180,15 @@ public:
     /// hardware concurrency.
     void trace(std::span<const Ray> rays, std::span<TraceResult> results, const TraceOptions& options = {},
                unsigned threads = 0) const;
+    /// trace(rays, results, ...), except that a ray which cannot be traced
+    /// (its single trace throws Error, e.g. coordinates too large for
+    /// distances to the map's planes) does not stop the others: its result is
+    /// left default and errors[i] holds the message. errors[i] is emptied for
+    /// every ray traced. errors.size() must equal rays.size(). Throws Error,
+    /// before any ray, when the options trace none (a hull the map lacks).
+    /// Returns how many rays were not traced.
+    size_t try_trace(std::span<const Ray> rays, std::span<TraceResult> results, std::span<std::string> errors,
+                     const TraceOptions& options = {}, unsigned threads = 0) const;
 
     Visible visible(Vec3 a, Vec3 b) const;
 

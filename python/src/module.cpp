@@ -466,7 +466,22 @@ PYBIND11_MODULE(_bspkit, m) {
                     std::vector<query::Ray> rays(a.size());
                     for (size_t i = 0; i < a.size(); ++i) rays[i] = {a[i], b[i]};
                     std::vector<query::TraceResult> res(a.size());
-                    world.trace(rays, res, opt, threads);
+                    // A ray that cannot be traced raises for the call, naming that ray (the first
+                    // such) and how many there were; the others are traced first all the same.
+                    std::vector<std::string> errors(a.size());
+                    if (const size_t failed = world.try_trace(rays, res, errors, opt, threads)) {
+                        const size_t i = size_t(std::find_if(errors.begin(), errors.end(),
+                                                             [](const std::string& e) { return !e.empty(); }) -
+                                                errors.begin());
+                        try {
+                            (void)world.trace(rays[i].start, rays[i].end, opt);
+                        } catch (const Error& e) {
+                            throw Error(e.where(), "ray " + std::to_string(i) + ": " + e.detail() + " (" +
+                                                       std::to_string(failed) + " of " + std::to_string(a.size()) +
+                                                       " rays could not be traced)");
+                        }
+                        throw std::runtime_error("ray " + std::to_string(i) + ": " + errors[i]);  // traces are deterministic: not reached
+                    }
                     for (size_t i = 0; i < res.size(); ++i) {
                         const auto& r = res[i];
                         TraceRow& t = rows[i];

@@ -127,6 +127,21 @@ def test_traces_equal_the_cli(relpath, tmp_path):
         assert (bsp.trace(starts, ends, threads=1, **kwargs) == rows).all()
 
 
+def test_trace_names_the_ray_that_cannot_be_traced():
+    """One ray with coordinates too large for the map's distances: the call raises naming it."""
+    bsp = bspkit.open(corpus_path("hl1_v30/cs16_de_torabora.bsp"))
+    starts = np.tile(np.array([[0.0, 0.0, 0.0]], dtype=np.float32), (600, 1))
+    ends = starts + np.float32([0, 0, -2048])
+    starts[300] = (-3e38, 3e38, 3e38)
+    with pytest.raises(bspkit.BspError) as e:
+        bsp.trace(starts, ends)
+    assert "ray 300: " in str(e.value) and "coordinates are too large" in str(e.value)
+    assert "(1 of 600 rays could not be traced)" in str(e.value)
+    assert e.value.lump == "nodes"
+    starts[300] = (0, 0, 0)
+    assert bsp.trace(starts, ends)["fraction"].shape == (600,)
+
+
 def test_trace_rejects_bad_shapes():
     bsp = bspkit.open(corpus_path("q2_v38/q2_base1.bsp"))
     with pytest.raises(ValueError):

@@ -186,24 +186,14 @@ void add_trace(CLI::App& app, Action& action) {
             }
             std::vector<query::TraceResult> results(list.size());
             // A ray the map cannot answer (a hostile tree; a segment so long that its distances
-            // overflow and a trace runs out of steps) must not cost the others their lines: when the
-            // batch fails, every ray is traced again on its own, and each that fails gets a line with
-            // "error" in place of the result. Exit 1 then, after every line.
-            std::vector<std::string> errors;
-            try {
-                world.trace(list, results, opt, unsigned(o->threads));
-            } catch (const Error&) {
-                errors.resize(list.size());
-                for (size_t i = 0; i < list.size(); ++i) try {
-                        results[i] = world.trace(list[i].start, list[i].end, opt);
-                    } catch (const Error& e) {
-                        errors[i] = e.what();
-                    }
-            }
+            // overflow and a trace runs out of steps) must not cost the others their lines: it gets
+            // a line with "error" in place of the result. Exit 1 then, after every line.
+            std::vector<std::string> errors(list.size());
+            world.try_trace(list, results, errors, opt, unsigned(o->threads));
             std::string outbuf;
             size_t failed = 0, first_failed = 0;
             for (size_t i = 0; i < list.size(); ++i) {
-                if (!errors.empty() && !errors[i].empty()) {
+                if (!errors[i].empty()) {
                     if (failed++ == 0) first_failed = i;
                     outbuf += nlohmann::json{{"from", j3(list[i].start)}, {"to", j3(list[i].end)}, {"error", errors[i]}}.dump();
                 } else {

@@ -446,6 +446,23 @@ void World::Impl::build_triangle_bvh() {
     triangle_bvh = Bvh::build(boxes, ids);
 }
 
+int World::Impl::trace_hull(const TraceOptions& o) const {
+    int hull = o.hull;
+    if (hull < 0) {
+        hull = 0;
+        const bool is_box = o.mins != o.maxs || o.mins != Vec3{};
+        if (is_box) {
+            const float size_x = o.maxs.x - o.mins.x, size_z = o.maxs.z - o.mins.z;
+            if (c.goldsrc_hulls)
+                hull = size_x <= 8 ? 0 : size_x <= 36 ? (size_z <= 36 ? 3 : 1) : 2;
+            else
+                hull = size_x < 3 ? 0 : size_x <= 32 ? 1 : 2;
+        }
+    }
+    require_hull(hull);
+    return hull;
+}
+
 void World::Impl::require_hull(int hull) const {
     if (hull < 0 || size_t(hull) >= c.hulls.size())
         throw Error({c.file, "models", -1}, "hull " + std::to_string(hull) + " does not exist (hulls 0-" +
@@ -570,29 +587,16 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
     const bool is_box = o.mins != o.maxs || o.mins != Vec3{};
 
     if (c.kind == Kind::hulls) {
-        int hull = o.hull;
+        const int hull = w.trace_hull(o);
         Vec3 offset{};  // hull mins - box mins (SV_HullForEntity)
-        if (hull < 0) {
-            hull = 0;
-            if (is_box) {
-                const float size_x = o.maxs.x - o.mins.x, size_z = o.maxs.z - o.mins.z;
-                if (c.goldsrc_hulls)
-                    hull = size_x <= 8 ? 0 : size_x <= 36 ? (size_z <= 36 ? 3 : 1) : 2;
-                else
-                    hull = size_x < 3 ? 0 : size_x <= 32 ? 1 : 2;
-            }
-            w.require_hull(hull);
-            if (hull > 0 && c.hulls[size_t(hull)].brushlist) return brush_trace(w, start_v, end_v, o, true);
-            if (hull > 0) offset = c.hulls[size_t(hull)].mins - o.mins;
-        } else {
-            w.require_hull(hull);
-            if (hull > 0 && c.hulls[size_t(hull)].brushlist) {
-                TraceOptions box = o;
-                box.mins = c.hulls[size_t(hull)].mins;
-                box.maxs = c.hulls[size_t(hull)].maxs;
-                return brush_trace(w, start_v, end_v, box, true);
-            }
+        if (hull > 0 && c.hulls[size_t(hull)].brushlist) {
+            if (o.hull < 0) return brush_trace(w, start_v, end_v, o, true);
+            TraceOptions box = o;
+            box.mins = c.hulls[size_t(hull)].mins;
+            box.maxs = c.hulls[size_t(hull)].maxs;
+            return brush_trace(w, start_v, end_v, box, true);
         }
+        if (o.hull < 0 && hull > 0) offset = c.hulls[size_t(hull)].mins - o.mins;
         const Tree& t = c.trees[hull == 0 ? 0 : 1];
         const PackedTree& packed = w.packed[hull == 0 ? 0 : 1];
         bool first = true;

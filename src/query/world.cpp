@@ -592,17 +592,18 @@ Contents World::contents(Vec3 point, int hull) const {
     return {raw, c.flags_of(raw)};
 }
 
-void World::trace(std::span<const Ray> rays, std::span<TraceResult> results, const TraceOptions& options,
-                  unsigned threads) const {
-    if (results.size() != rays.size())
-        throw std::invalid_argument("World::trace: results must hold one entry per ray");
+namespace {
+
+/// Calls trace_one(i) for i in [0, n) on `threads` threads, chunks handed out
+/// by an atomic counter so both cores stay busy whatever a ray costs. The
+/// first exception stops the batch and is rethrown once every thread is done.
+template <class TraceOne>
+void for_each_ray(size_t n, unsigned threads, TraceOne&& trace_one) {
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-    const size_t n = rays.size();
     if (threads == 1 || n < 256) {
-        for (size_t i = 0; i < n; ++i) results[i] = trace(rays[i].start, rays[i].end, options);
+        for (size_t i = 0; i < n; ++i) trace_one(i);
         return;
     }
-    // Chunks handed out by an atomic counter: both cores stay busy whatever the ray costs.
     std::atomic<size_t> next{0};
     std::exception_ptr error;
     std::atomic<bool> failed{false};
@@ -613,7 +614,7 @@ void World::trace(std::span<const Ray> rays, std::span<TraceResult> results, con
                 const size_t begin = next.fetch_add(kChunk);
                 if (begin >= n || failed) return;
                 const size_t end = std::min(n, begin + kChunk);
-                for (size_t i = begin; i < end; ++i) results[i] = trace(rays[i].start, rays[i].end, options);
+                for (size_t i = begin; i < end; ++i) trace_one(i);
             }
         } catch (...) {
             if (!failed.exchange(true)) error = std::current_exception();
@@ -624,6 +625,35 @@ void World::trace(std::span<const Ray> rays, std::span<TraceResult> results, con
     work();
     for (auto& th : pool) th.join();
     if (error) std::rethrow_exception(error);
+}
+
+}  // namespace
+
+void World::trace(std::span<const Ray> rays, std::span<TraceResult> results, const TraceOptions& options,
+                  unsigned threads) const {
+    if (results.size() != rays.size())
+        throw std::invalid_argument("World::trace: results must hold one entry per ray");
+    for_each_ray(rays.size(), threads, [&](size_t i) { results[i] = trace(rays[i].start, rays[i].end, options); });
+}
+
+size_t World::try_trace(std::span<const Ray> rays, std::span<TraceResult> results, std::span<std::string> errors,
+                        const TraceOptions& options, unsigned threads) const {
+    if (results.size() != rays.size() || errors.size() != rays.size())
+        throw std::invalid_argument("World::try_trace: results and errors must hold one entry per ray");
+    // A hull the map lacks is the call's error, not every ray's.
+    if (impl_->c.kind == Kind::hulls) (void)impl_->trace_hull(options);
+    std::atomic<size_t> failed{0};
+    for_each_ray(rays.size(), threads, [&](size_t i) {
+        try {
+            results[i] = trace(rays[i].start, rays[i].end, options);
+            errors[i].clear();
+        } catch (const Error& e) {
+            results[i] = {};
+            errors[i] = e.what();
+            failed.fetch_add(1, std::memory_order_relaxed);
+        }
+    });
+    return failed;
 }
 
 Visible World::visible(Vec3 a, Vec3 b) const {

@@ -156,6 +156,9 @@ struct World::Impl {
     Contents contents_in(const detail::Leaf& l, Vec3 point) const;
     /// Throws Error when Quake 1 hull `hull` is out of range or not in the file.
     void require_hull(int hull) const;
+    /// Quake 1 family: the hull a trace with `o` walks, o.hull or the one the
+    /// engine picks for o's box (SV_HullForEntity); require_hull()'s errors.
+    int trace_hull(const TraceOptions& o) const;
 };
 
 }  // namespace bspkit::query

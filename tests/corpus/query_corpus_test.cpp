@@ -423,4 +423,47 @@ TEST(QueryCli, RaysGiveOneLinePerRayAndNameTheOnesThatFail) {
     }
     EXPECT_NE(some.err.find(": 1 of 601 rays not traced"), std::string::npos) << some.err;
     EXPECT_NE(some.err.find("ray 301: "), std::string::npos) << some.err;
+
+    // The library's batch, on one thread and on two: the single traces' results, the one
+    // ray that fails named by its message.
+    for (const unsigned threads : {1u, 2u}) {
+        std::vector<query::TraceResult> results(mixed.size());
+        std::vector<std::string> errors(mixed.size(), "stale");
+        EXPECT_EQ(world.try_trace(mixed, results, errors, {}, threads), 1u);
+        for (size_t i = 0; i < mixed.size(); ++i) {
+            if (i == 300) {
+                EXPECT_NE(errors[i].find("coordinates are too large"), std::string::npos) << errors[i];
+                EXPECT_EQ(results[i].fraction, 1.0f);
+                continue;
+            }
+            EXPECT_EQ(errors[i], "") << i;
+            const auto r = world.trace(mixed[i].start, mixed[i].end);
+            EXPECT_EQ(results[i].fraction, r.fraction) << i;
+            EXPECT_EQ(results[i].end, r.end) << i;
+            EXPECT_EQ(results[i].startsolid, r.startsolid) << i;
+        }
+        // A whole batch on its own throws, as before.
+        EXPECT_THROW(world.trace(mixed, results, {}, threads), Error);
+    }
+}
+
+// A hull the map lacks is the call's error, said once: not one "error" line per ray.
+TEST(QueryCli, RaysWithAHullTheMapLacksFailOnce) {
+    const CorpusFile& f = corpus_file("q1_v29/pd_change_dest.bsp");
+    const Bsp bsp = Bsp::open(f.path);
+    const World world = World::prepare(bsp);
+    ASSERT_FALSE(world.hulls()[3].available);  // Quake 1 compilers build hulls 0-2
+    query::TraceOptions hull3;
+    hull3.hull = 3;
+    const std::vector<query::Ray> rays(300, query::Ray{{0, 0, 0}, {0, 0, -100}});
+    std::vector<query::TraceResult> results(rays.size());
+    std::vector<std::string> errors(rays.size());
+    EXPECT_THROW(world.try_trace(rays, results, errors, hull3), Error);
+
+    const std::string dir = temp_dir("query_rays_hull");
+    std::ofstream(dir + "/rays.txt") << "0,0,0 0,0,-100\n16,0,0 16,0,-100\n";
+    const auto r = run_cli({"trace", f.path.string(), "--rays", dir + "/rays.txt", "--hull", "3"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("hull 3 is not available"), std::string::npos) << r.err;
 }
