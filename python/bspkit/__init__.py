@@ -329,7 +329,9 @@ class Bsp:
         `bspkit trace --rays` does. Returns a numpy structured array of N rows: fraction, end (3),
         normal (3), dist, hit, startsolid, allsolid, triangle, contents (engine value),
         content_flags, surface_flags, model, brush. hull: Quake 1 / GoldSrc clip hull; mins/maxs: a
-        box; models: also hit brush models. The GIL is released, the rays run on every core."""
+        box; models: also hit brush models. The GIL is released, the rays run on every core.
+        A ray that cannot be traced (coordinates too large for distances to the map's planes)
+        raises BspError for the call, naming the first such ray and how many there were."""
         import numpy as np
 
         starts = np.asarray(starts, dtype=np.float32).reshape(-1, 3)
