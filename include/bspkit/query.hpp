@@ -19,8 +19,13 @@
 //     the box swept down the tree (CM_BoxTrace): each side plane moved out by
 //     the box's extent along its normal, the compilers' bevel sides included
 //     for boxes. DIST_EPSILON 1/32 (Quake 3: SURFACE_CLIP_EPSILON 1/8).
-//   - Line traces also hit the triangles of Source displacements and Quake 3
-//     patches (the model's tessellation) whose contents match the mask.
+//   - Traces also hit the triangles of Source displacements and Quake 3
+//     patches (the model's tessellation) whose contents match the mask: lines
+//     by ray / triangle, boxes by the separating axes of the moving box and
+//     the triangle (CDispCollTree's swept boxes, Quake 3's patch collision),
+//     stopping DIST_EPSILON short. A box overlapping such a triangle where it
+//     starts is startsolid (and, not moving, allsolid: the engines' position
+//     tests); a moving one goes on, a surface having no inside to leave.
 // Every tree is validated by prepare(): out-of-range children or planes,
 // cycles and paths longer than kMaxTreeDepth are Errors naming the lump and
 // offset, so queries never loop and never recurse unboundedly. Subtrees

@@ -79,7 +79,7 @@ struct Collision {
     std::vector<uint32_t> leaf_brushes;
     std::vector<Brush> brushes;
     std::vector<Side> sides;
-    std::vector<Triangle> triangles;  ///< displacements / patches (line traces)
+    std::vector<Triangle> triangles;  ///< displacements / patches (line and box traces)
     std::vector<Model> models;
     std::vector<HullInfo> hulls;  ///< Quake 1 family
     std::string hull_missing;     ///< why hulls 1-3 are unavailable

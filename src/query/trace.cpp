@@ -1,7 +1,7 @@
 // Traces: Quake 1 family clip hulls (SV_RecursiveHullCheck's rules), brush
 // families (CM_BoxTrace's rules: the box swept down the tree, each brush
 // clipped with its sides pushed out by the box), triangles (displacements,
-// patches) for line traces. Recursion depth is bounded by prepare()'s
+// patches) for lines and boxes. Recursion depth is bounded by prepare()'s
 // validation (kMaxTreeDepth), so nothing here can loop or overflow.
 #include "query/world_impl.hpp"
 
@@ -403,7 +403,7 @@ struct BoxTrace {
     }
 };
 
-// ---- triangles (line traces) --------------------------------------------------
+// ---- triangles (displacements, patches) ----------------------------------------
 
 /// Möller-Trumbore, both sides; returns t in [0, tmax] or a negative value.
 float ray_triangle(const float o[3], const float d[3], const Triangle& t, float tmax) {
@@ -421,6 +421,104 @@ float ray_triangle(const float o[3], const float d[3], const Triangle& t, float 
     if (v < 0 || u + v > 1) return -1;
     const float t_hit = (e2[0] * qv[0] + e2[1] * qv[1] + e2[2] * qv[2]) * inv;
     return t_hit >= 0 && t_hit <= tmax ? t_hit : -1;
+}
+
+/// A box (`centre` at the trace's start, half extents `half`) moved by
+/// `delta` against a triangle, by the separating axes of a box and a
+/// triangle (the three axes, the triangle's normal, the nine edge x axis
+/// products): along each, the fractions of the move where the projections
+/// overlap; the box meets the triangle where every axis overlaps, from the
+/// latest entry. Returns that fraction in [0, tmax] with the axis it entered
+/// by as the unit normal facing the box; kInside when the box already
+/// overlaps the triangle at the start (for a zero move too: the engines'
+/// position tests, CM_TestInDispTree); else a negative value. Double
+/// precision: the edge axes of thin triangles are short.
+constexpr double kInside = -2;
+double sweep_box_triangle(const double centre[3], const double delta[3], const double half[3], const Triangle& t,
+                          double tmax, double normal[3]) {
+    const double v[3][3] = {{t.a.x, t.a.y, t.a.z}, {t.b.x, t.b.y, t.b.z}, {t.c.x, t.c.y, t.c.z}};
+    double edge[3][3];
+    for (int j = 0; j < 3; ++j)
+        for (int a = 0; a < 3; ++a) edge[j][a] = v[(j + 1) % 3][a] - v[j][a];
+    double longest = 0;
+    for (const auto& e : edge) longest = std::max(longest, e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
+    if (!(longest > 0) || !std::isfinite(longest)) return -1;
+    // Axis k: 0-2 the box's (the test most triangles fail), 3 the normal, 4-12 edge j x unit
+    // axis i, whose components are the edge's own: (0, e.z, -e.y), (-e.z, 0, e.x), (e.y, -e.x, 0).
+    auto axis_of = [&](int k, double l[3]) {
+        if (k < 3) {
+            l[0] = k == 0, l[1] = k == 1, l[2] = k == 2;
+        } else if (k == 3) {
+            l[0] = edge[0][1] * edge[1][2] - edge[0][2] * edge[1][1];
+            l[1] = edge[0][2] * edge[1][0] - edge[0][0] * edge[1][2];
+            l[2] = edge[0][0] * edge[1][1] - edge[0][1] * edge[1][0];
+        } else {
+            const double* e = edge[(k - 4) / 3];
+            const int i = (k - 4) % 3, a1 = (i + 1) % 3, a2 = (i + 2) % 3;
+            l[i] = 0;
+            l[a1] = e[a2];
+            l[a2] = -e[a1];
+        }
+    };
+    double enter = -std::numeric_limits<double>::infinity(), leave = std::numeric_limits<double>::infinity();
+    int enter_axis = -1;
+    double enter_sign = 0;
+    // One axis: the projections' interval [lo, hi] of the triangle, r of the box, c and
+    // speed of its centre. False: no contact within tmax.
+    auto axis = [&](int k, double lo, double hi, double r, double c, double speed, double len2) {
+        lo -= r;
+        hi += r;
+        if (speed * speed <= 1e-24 * len2) return lo <= c && c <= hi;  // apart for the whole move, or never
+        const double inv = 1.0 / speed;
+        double t0 = (lo - c) * inv, t1 = (hi - c) * inv;
+        if (t0 > t1) std::swap(t0, t1);
+        if (t0 > enter) {
+            enter = t0;
+            enter_axis = k;
+            enter_sign = speed > 0 ? -1.0 : 1.0;  // the box comes from the axis's low side: the normal points down it
+        }
+        leave = std::min(leave, t1);
+        // Apart, met only after tmax, or only before the start: no later axis changes that.
+        return !(enter > leave || enter > tmax || leave < 0);
+    };
+    for (int a = 0; a < 3; ++a)
+        if (!axis(a, std::min({v[0][a], v[1][a], v[2][a]}), std::max({v[0][a], v[1][a], v[2][a]}), half[a], centre[a],
+                  delta[a], 1))
+            return -1;
+    {
+        double n[3];
+        axis_of(3, n);
+        const double len2 = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+        if (len2 > 1e-12 * longest * longest) {  // not a sliver
+            const double p = n[0] * v[0][0] + n[1] * v[0][1] + n[2] * v[0][2];
+            if (!axis(3, p, p, half[0] * std::fabs(n[0]) + half[1] * std::fabs(n[1]) + half[2] * std::fabs(n[2]),
+                      n[0] * centre[0] + n[1] * centre[1] + n[2] * centre[2],
+                      n[0] * delta[0] + n[1] * delta[1] + n[2] * delta[2], len2))
+                return -1;
+        }
+    }
+    for (int j = 0; j < 3; ++j) {
+        const double* e = edge[j];
+        const double* far = v[(j + 2) % 3];  // the vertex off the edge; both of its ends project alike
+        const double* on = v[j];
+        for (int i = 0; i < 3; ++i) {
+            const int a1 = (i + 1) % 3, a2 = (i + 2) % 3;
+            const double l1 = e[a2], l2 = -e[a1];  // the axis's components on a1, a2 (0 on i)
+            const double len2 = l1 * l1 + l2 * l2;
+            if (len2 <= 1e-12 * longest) continue;  // the edge along axis i
+            const double p_on = l1 * on[a1] + l2 * on[a2], p_far = l1 * far[a1] + l2 * far[a2];
+            if (!axis(4 + 3 * j + i, std::min(p_on, p_far), std::max(p_on, p_far),
+                      half[a1] * std::fabs(l1) + half[a2] * std::fabs(l2), l1 * centre[a1] + l2 * centre[a2],
+                      l1 * delta[a1] + l2 * delta[a2], len2))
+                return -1;
+        }
+    }
+    if (enter_axis < 0 || enter < 0) return kInside;  // every axis overlaps at the start
+    double l[3];
+    axis_of(enter_axis, l);
+    const double inv = enter_sign / std::sqrt(l[0] * l[0] + l[1] * l[1] + l[2] * l[2]);
+    for (int a = 0; a < 3; ++a) normal[a] = l[a] * inv;
+    return enter;
 }
 
 }  // namespace
@@ -477,7 +575,7 @@ namespace {
 
 /// Brush families (and Quake 1 hulls traced through BSPX BRUSHLIST): the
 /// box swept against the world's brush BVH, then the brush models, then for
-/// line traces the displacement / patch triangles.
+/// the displacement / patch triangles.
 TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const TraceOptions& o, bool is_box) {
     const Collision& c = w.c;
     TraceResult r;
@@ -523,12 +621,69 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
     if (o.models)
         for (size_t m = 1; m < c.models.size() && !bt.allsolid; ++m) run(m);
 
-    // Displacement / patch triangles, line traces only (as Source's and Quake 3's engines do for rays).
+    // Displacement / patch triangles: Source's CDispCollTree and Quake 3's patch
+    // collision stop rays and boxes alike.
     bool tri_hit = false;
     uint32_t tri_id = 0;
     Vec3 tri_normal{};
+    float tri_dist = 0;
     const Vec3 delta = end_v - start_v;
     const float length = float(model::length(delta));
+    bool tri_inside = false;  // the box starts overlapping a triangle
+    int32_t tri_inside_contents = 0;
+    if (is_box && !w.triangle_bvh.empty() && !bt.allsolid) {
+        const float o3[3] = {start_v.x, start_v.y, start_v.z}, d3[3] = {delta.x, delta.y, delta.z};
+        const double centre[3] = {double(start_v.x) + 0.5 * (double(mins[0]) + double(maxs[0])),
+                                  double(start_v.y) + 0.5 * (double(mins[1]) + double(maxs[1])),
+                                  double(start_v.z) + 0.5 * (double(mins[2]) + double(maxs[2]))};
+        const double half[3] = {0.5 * (double(maxs[0]) - double(mins[0])), 0.5 * (double(maxs[1]) - double(mins[1])),
+                                0.5 * (double(maxs[2]) - double(mins[2]))};
+        const double d[3] = {delta.x, delta.y, delta.z};
+        float best = bt.fraction;
+        walk(w.triangle_bvh, o3, d3, grow_lo, grow_hi, best, [&](uint32_t id) {
+            const Triangle& tri = c.triangles[id];
+            if (!(uint32_t(tri.contents) & mask)) return true;
+            double nrm[3];
+            const double t = sweep_box_triangle(centre, d, half, tri, best, nrm);
+            if (t == kInside && !tri_inside) {
+                tri_inside = true;
+                tri_inside_contents = tri.contents;
+            }
+            if (t < 0) return true;
+            if (!(float(t) < best || (tri_hit && float(t) == best && id < tri_id))) return true;
+            best = float(t);
+            tri_hit = true;
+            tri_id = id;
+            tri_normal = {float(nrm[0]), float(nrm[1]), float(nrm[2])};
+            // The plane the box met: the triangle's side along the normal.
+            double dist = -std::numeric_limits<double>::infinity();
+            for (const Vec3 p : {tri.a, tri.b, tri.c}) dist = std::max(dist, nrm[0] * p.x + nrm[1] * p.y + nrm[2] * p.z);
+            tri_dist = float(dist);
+            bt.contents = tri.contents;
+            bt.surface = tri.surface;
+            return true;
+        });
+        if (tri_hit) {
+            bt.fraction = std::max(0.0f, best - c.epsilon / length);
+            bt.brush = -1;
+            r.model = 0;
+        }
+        // A box overlapping a surface: a position test (no move) is in solid, as the
+        // engines' are (startsolid and allsolid); a move starts in solid but goes on,
+        // a surface having no inside to leave.
+        if (tri_inside && !bt.startsolid) {
+            bt.startsolid = true;
+            if (length == 0) {
+                bt.allsolid = true;
+                bt.fraction = 0;
+            }
+            if (bt.fraction >= 1 || length == 0) {
+                bt.contents = tri_inside_contents;
+                bt.brush = -1;
+                r.model = 0;
+            }
+        }
+    }
     if (!is_box && !w.triangle_bvh.empty() && length > 0 && !bt.allsolid) {
         const float o3[3] = {start_v.x, start_v.y, start_v.z}, d3[3] = {delta.x, delta.y, delta.z};
         const float zero[3] = {0, 0, 0};
@@ -566,7 +721,10 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
         r.surface_flags = tri_hit ? bt.surface : bt.plane ? bt.plane->surface : 0;
         if (r.model < 0) r.model = 0;
     }
-    if (tri_hit) {
+    if (tri_hit && is_box) {
+        r.normal = tri_normal;
+        r.dist = tri_dist;
+    } else if (tri_hit) {
         r.normal = tri_normal;
         r.dist = float(model::dot(tri_normal, start_v + delta * bt.fraction));
     } else if (bt.plane) {

@@ -5,7 +5,8 @@
 //   - random line traces agree with a brute-force ray / triangle intersection
 //     against model::build's world mesh (drawn, solid surfaces) within 0.5
 //     units for >= 99% of the rays where both hit;
-//   - player-box traces never end in solid, and the way back is free.
+//   - player-box traces never end in solid, and the way back is free;
+//   - player boxes dropped onto displacements and patches land on them.
 #include <bspkit/bspx.hpp>
 #include <bspkit/entities.hpp>
 #include <bspkit/model.hpp>
@@ -18,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -356,6 +358,69 @@ TEST_P(QueryCorpus, BoxTracesNeverEndInSolid) {
 
 INSTANTIATE_TEST_SUITE_P(All, QueryCorpus, ::testing::ValuesIn(queryable()),
                          [](const auto& info) { return test_name(info.param.relpath); });
+
+// Player boxes land on displacements and patches as the engines' CDispCollTree and
+// patch collision make them: dropped onto the centre of an upward triangle that a line
+// trace hits (so it collides, and no brush lies over it), the box stops with its bottom
+// at or above that point and an upward normal, not through the surface. Every corpus
+// map with such surfaces; at least two of them must have some.
+TEST(QueryCorpusTriangles, PlayerBoxesLandOnDisplacementsAndPatches) {
+    size_t maps = 0, total = 0;
+    for (const CorpusFile& f : queryable()) {
+        const Bsp bsp = Bsp::open(f.path);
+        if (bsp.format() != Format::source && bsp.format() != Format::quake3) continue;
+        const World world = World::prepare(bsp);
+        model::BuildOptions options;
+        options.lightmaps = options.textures = false;
+        options.all_models = false;
+        const model::Map mesh = model::build(bsp, options);
+        std::vector<Tri> up;
+        for (const auto& m : mesh.models)
+            for (const auto& s : m.surfaces) {
+                if (m.index != 0 || (s.kind != model::SurfaceKind::displacement && s.kind != model::SurfaceKind::patch))
+                    continue;
+                for (size_t i = 0; i + 2 < s.indices.size(); i += 3) {
+                    const Tri t{s.vertices[s.indices[i]].position, s.vertices[s.indices[i + 1]].position,
+                                s.vertices[s.indices[i + 2]].position};
+                    const Vec3 n = model::cross(t.b - t.a, t.c - t.a);
+                    const float area2 = float(model::length(n));
+                    if (area2 > 2 && std::fabs(n.z) > 0.7f * area2) up.push_back(t);
+                }
+            }
+        if (up.empty()) continue;
+        const auto player = world.player();
+        std::mt19937 rng(5);
+        std::shuffle(up.begin(), up.end(), rng);
+        size_t tested = 0, on_triangle = 0, through = 0;
+        for (const Tri& t : up) {
+            if (tested == 200) break;
+            const Vec3 c = (t.a + t.b + t.c) * (1.0f / 3.0f);
+            const auto line = world.trace(c + Vec3{0, 0, 8}, c - Vec3{0, 0, 8});
+            if (!line.triangle || std::fabs(line.end.z - c.z) > 0.5f) continue;  // not solid, or a brush over it
+            const Vec3 o = c + Vec3{0, 0, 48 - player.mins.z};  // the box's bottom 48 units above the point
+            if (world.trace(o, o, player).startsolid) continue;
+            const auto down = world.trace(o, o - Vec3{0, 0, 200}, player);
+            if (down.startsolid) continue;
+            ++tested;
+            const float bottom = down.end.z + player.mins.z;
+            if (!(down.fraction < 1 && bottom >= c.z - 0.01f && down.normal.z > 0)) {
+                ++through;
+                ADD_FAILURE() << f.relpath << ": box dropped on (" << c.x << " " << c.y << " " << c.z
+                              << ") ends with its bottom at " << bottom << ", fraction " << down.fraction
+                              << ", normal z " << down.normal.z;
+            }
+            on_triangle += down.triangle;
+        }
+        std::printf("%s: %zu boxes dropped on displacement / patch triangles, %zu stopped by one, %zu went through\n",
+                    f.relpath.c_str(), tested, on_triangle, through);
+        if (tested == 0) continue;
+        ++maps;
+        total += tested;
+        EXPECT_GT(on_triangle, 0u) << f.relpath;
+    }
+    EXPECT_GE(maps, 2u);
+    EXPECT_GE(total, 100u);
+}
 
 // bspkit trace --rays: one JSON line per ray, in order, each the library's single trace
 // of that ray; a ray the map cannot answer (coordinates of 3e38: its distances overflow

@@ -1,6 +1,6 @@
 // Quake 3 / RTCW collision data for query::World: nodes, leafs, brushes with
 // the contents of their shader, sides with the shader's surface flags, and
-// the triangles of patches (the model's tessellation) for line traces.
+// the triangles of patches (the model's tessellation) for line and box traces.
 #include "query/collision.hpp"
 
 #include <bspkit/formats/quake3.hpp>

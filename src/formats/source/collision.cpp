@@ -1,6 +1,6 @@
 // Source collision data for query::World: nodes, leafs, brushes, brush sides
 // with their bevel marks and texinfo surface flags (bspflags.h CONTENTS_*),
-// and the triangles of displacements for line traces.
+// and the triangles of displacements (line and box traces).
 #include "query/collision.hpp"
 
 #include <bspkit/formats/source.hpp>
