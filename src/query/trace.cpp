@@ -629,40 +629,60 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
     float tri_dist = 0;
     const Vec3 delta = end_v - start_v;
     const float length = float(model::length(delta));
-    bool tri_inside = false;  // the box starts overlapping a triangle
-    int32_t tri_inside_contents = 0;
-    if (is_box && !w.triangle_bvh.empty() && !bt.allsolid) {
+    if (!w.triangle_bvh.empty() && !bt.allsolid && (is_box || length > 0)) {
         const float o3[3] = {start_v.x, start_v.y, start_v.z}, d3[3] = {delta.x, delta.y, delta.z};
-        const double centre[3] = {double(start_v.x) + 0.5 * (double(mins[0]) + double(maxs[0])),
-                                  double(start_v.y) + 0.5 * (double(mins[1]) + double(maxs[1])),
-                                  double(start_v.z) + 0.5 * (double(mins[2]) + double(maxs[2]))};
-        const double half[3] = {0.5 * (double(maxs[0]) - double(mins[0])), 0.5 * (double(maxs[1]) - double(mins[1])),
-                                0.5 * (double(maxs[2]) - double(mins[2]))};
-        const double d[3] = {delta.x, delta.y, delta.z};
         float best = bt.fraction;
-        walk(w.triangle_bvh, o3, d3, grow_lo, grow_hi, best, [&](uint32_t id) {
-            const Triangle& tri = c.triangles[id];
-            if (!(uint32_t(tri.contents) & mask)) return true;
-            double nrm[3];
-            const double t = sweep_box_triangle(centre, d, half, tri, best, nrm);
-            if (t == kInside && !tri_inside) {
-                tri_inside = true;
-                tri_inside_contents = tri.contents;
-            }
-            if (t < 0) return true;
-            if (!(float(t) < best || (tri_hit && float(t) == best && id < tri_id))) return true;
-            best = float(t);
+        // A hit at t (<= best): the nearer one, or of a tie (an edge two triangles share)
+        // the lowest-numbered, whatever the BVH's order.
+        auto take = [&](uint32_t id, float t, const Triangle& tri) {
+            if (!(t < best || (tri_hit && id < tri_id))) return false;
+            best = t;
             tri_hit = true;
             tri_id = id;
-            tri_normal = {float(nrm[0]), float(nrm[1]), float(nrm[2])};
-            // The plane the box met: the triangle's side along the normal.
-            double dist = -std::numeric_limits<double>::infinity();
-            for (const Vec3 p : {tri.a, tri.b, tri.c}) dist = std::max(dist, nrm[0] * p.x + nrm[1] * p.y + nrm[2] * p.z);
-            tri_dist = float(dist);
             bt.contents = tri.contents;
             bt.surface = tri.surface;
             return true;
-        });
+        };
+        bool tri_inside = false;  // the box starts overlapping a triangle
+        int32_t tri_inside_contents = 0;
+        if (is_box) {
+            const double centre[3] = {double(start_v.x) + 0.5 * (double(mins[0]) + double(maxs[0])),
+                                      double(start_v.y) + 0.5 * (double(mins[1]) + double(maxs[1])),
+                                      double(start_v.z) + 0.5 * (double(mins[2]) + double(maxs[2]))};
+            const double half[3] = {0.5 * (double(maxs[0]) - double(mins[0])),
+                                    0.5 * (double(maxs[1]) - double(mins[1])),
+                                    0.5 * (double(maxs[2]) - double(mins[2]))};
+            const double d[3] = {delta.x, delta.y, delta.z};
+            walk(w.triangle_bvh, o3, d3, grow_lo, grow_hi, best, [&](uint32_t id) {
+                const Triangle& tri = c.triangles[id];
+                if (!(uint32_t(tri.contents) & mask)) return true;
+                double nrm[3];
+                const double t = sweep_box_triangle(centre, d, half, tri, best, nrm);
+                if (t == kInside && !tri_inside) {
+                    tri_inside = true;
+                    tri_inside_contents = tri.contents;
+                }
+                if (t < 0 || !take(id, float(t), tri)) return true;
+                tri_normal = {float(nrm[0]), float(nrm[1]), float(nrm[2])};
+                // The plane the box met: the triangle's side along the normal.
+                double dist = -std::numeric_limits<double>::infinity();
+                for (const Vec3 p : {tri.a, tri.b, tri.c})
+                    dist = std::max(dist, nrm[0] * p.x + nrm[1] * p.y + nrm[2] * p.z);
+                tri_dist = float(dist);
+                return true;
+            });
+        } else {
+            const float zero[3] = {0, 0, 0};
+            walk(w.triangle_bvh, o3, d3, zero, zero, best, [&](uint32_t id) {
+                const Triangle& tri = c.triangles[id];
+                if (!(uint32_t(tri.contents) & mask)) return true;
+                const float t = ray_triangle(o3, d3, tri, best);
+                if (t < 0 || !take(id, t, tri)) return true;
+                const Vec3 nrm = model::normalized(model::cross(tri.b - tri.a, tri.c - tri.a));
+                tri_normal = model::dot(nrm, delta) > 0 ? nrm * -1.0f : nrm;
+                return true;
+            });
+        }
         if (tri_hit) {
             bt.fraction = std::max(0.0f, best - c.epsilon / length);
             bt.brush = -1;
@@ -682,32 +702,6 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
                 bt.brush = -1;
                 r.model = 0;
             }
-        }
-    }
-    if (!is_box && !w.triangle_bvh.empty() && length > 0 && !bt.allsolid) {
-        const float o3[3] = {start_v.x, start_v.y, start_v.z}, d3[3] = {delta.x, delta.y, delta.z};
-        const float zero[3] = {0, 0, 0};
-        float best = bt.fraction;
-        walk(w.triangle_bvh, o3, d3, zero, zero, best, [&](uint32_t id) {
-            const Triangle& tri = c.triangles[id];
-            if (!(uint32_t(tri.contents) & mask)) return true;
-            const float t = ray_triangle(o3, d3, tri, best);
-            if (t < 0) return true;
-            // A tie (an edge two triangles share): the lowest-numbered one, whatever the BVH's order.
-            if (!(t < best || (tri_hit && id < tri_id))) return true;
-            best = t;
-            tri_hit = true;
-            tri_id = id;
-            const Vec3 nrm = model::normalized(model::cross(tri.b - tri.a, tri.c - tri.a));
-            tri_normal = model::dot(nrm, delta) > 0 ? nrm * -1.0f : nrm;
-            bt.contents = tri.contents;
-            bt.surface = tri.surface;
-            return true;
-        });
-        if (tri_hit) {
-            bt.fraction = std::max(0.0f, best - c.epsilon / length);
-            bt.brush = -1;
-            r.model = 0;
         }
     }
 
