@@ -148,7 +148,10 @@ struct Options {
     bool textures = true;                   ///< embed / write the map's textures
     float scale = 1;                        ///< multiplies every coordinate (> 0)
     bool y_up = false;                      ///< rotate the data itself from Z-up to Y-up
-    int png_compression = 3;                ///< zlib level of the PNGs written
+    /// zlib level of the PNGs written. 1: the lightmaps and textures compress
+    /// almost as well as at level 3 (glb of 6 corpus maps 0.6-3.3% larger) in less
+    /// time (process_bench glb: bevytb 14.8x -> 11.7x cat, vtmb 27.8x -> 24.5x).
+    int png_compression = 1;
     /// Called while writing with a stage ("geometry", "images", "writing")
     /// and 0..1, or -1 when the stage has no measure (may be empty).
     std::function<void(std::string_view stage, double fraction)> progress;
