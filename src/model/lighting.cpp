@@ -79,6 +79,19 @@ double engine_light_scale(Format format) {
 void shade_lightmap(Format format, bool engine, double exposure, LightmapAtlas& atlas) {
     const double gain = std::exp2(std::clamp((std::isfinite(exposure) ? exposure : 0.0), -16.0, 16.0));
     if (!engine && gain == 1) return;
+    if (!engine || format != Format::quake3) {
+        // Every family but Quake 3 lights each channel on its own: the 256 answers
+        // once, by the same arithmetic as the luxel-by-luxel path below.
+        std::array<uint8_t, 256> table{};
+        for (int v = 0; v < 256; ++v) {
+            const uint8_t grey[3] = {uint8_t(v), uint8_t(v), uint8_t(v)};
+            const double c = engine ? engine_light(format, grey)[0] : double(v);
+            table[size_t(v)] = uint8_t(std::clamp(std::lround(c * gain), 0L, 255L));
+        }
+        const size_t whole = atlas.rgb.size() - atlas.rgb.size() % 3;  // whole luxels, as below
+        for (size_t i = 0; i < whole; ++i) atlas.rgb[i] = table[atlas.rgb[i]];
+        return;
+    }
     for (size_t i = 0; i + 2 < atlas.rgb.size(); i += 3) {
         std::array<double, 3> c{double(atlas.rgb[i]), double(atlas.rgb[i + 1]), double(atlas.rgb[i + 2])};
         if (engine) c = engine_light(format, &atlas.rgb[i]);
