@@ -25,6 +25,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <mutex>
