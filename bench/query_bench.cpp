@@ -1,4 +1,5 @@
-// query::World traces per second on the largest corpus map of each family:
+// query::World traces per second on the largest corpus map of each family,
+// and on sdk_vehicles_v19, whose displacement terrain boxes collide with:
 // random line traces and player-box traces from empty points, one thread
 // (per core) and the batch API on every core; the same line rays against the
 // exported world triangles with Embree 3 in the same run as the anchor (when
@@ -191,7 +192,8 @@ int main(int argc, char** argv) {
     for (const char* f : {"q1_v29/pd_change_dest.bsp", "q1_bsp2/bevytb_example_q1_lit.bsp",
                           "hl1_v30/cs16_de_torabora.bsp", "q2_v38/librequake_lq_e0m2_quake2.bsp",
                           "q3_v46/nexuiz_ons-reborn.bsp", "nightfire_v42/nf_weapon_accuracy_nf.bsp",
-                          "src_v21/l4d2_escapefromterrortown01.bsp", "src_v17/vtmb_ch_temple_3.bsp"})
+                          "src_v21/l4d2_escapefromterrortown01.bsp", "src_v17/vtmb_ch_temple_3.bsp",
+                          "src_v19/sdk_vehicles_v19.bsp"})
         run(f);
     return 0;
 }
