@@ -38,13 +38,15 @@ public:
         areas_ = map_.areas();
         areaportals_ = map_.areaportals();
         lighting_ = map_.lighting();
-        ext_ = bspx::read_lighting(map_.bsp(), faces_.size(), lighting_.size(), true);
-        for (const Diagnostic& d : ext_.diagnostics) c_->warning(d.lump, -1, "", d.message);
         // Two groups of steps that share no state, on two threads on maps of a few MB
         // (checks::run_beside): the geometry and faces on this checker, the tree, brushes,
-        // areas and visibility on a copy of this check (the tables are views) with a
-        // checker of its own, taken in after it. Only the faces spend the work budget.
-        Quake2Check tree = *this;  // before the first group fills surfedge_ok_
+        // areas and visibility on a copy of this check with a checker of its own, taken in
+        // after it. Only the faces spend the work budget. The copy is made while the check
+        // holds views only: before the BSPX lighting (per-face vectors the tree steps do not
+        // read) and before the first group fills surfedge_ok_.
+        Quake2Check tree = *this;
+        ext_ = bspx::read_lighting(map_.bsp(), faces_.size(), lighting_.size(), true);
+        for (const Diagnostic& d : ext_.diagnostics) c_->warning(d.lump, -1, "", d.message);
         checks::run_beside(
             *c_, map_.bsp().file_bytes().size(),
             [&] {
