@@ -152,6 +152,10 @@ struct Options {
     /// almost as well as at level 3 (glb of 6 corpus maps 0.6-3.3% larger) in less
     /// time (process_bench glb: bevytb 14.8x -> 11.7x cat, vtmb 27.8x -> 24.5x).
     int png_compression = 1;
+    /// glTF: threads that fill the vertex and index bytes; 0: every core on
+    /// models of 65,536 vertices and more, one thread below. The bytes written
+    /// are the same whatever the count.
+    unsigned threads = 0;
     /// Called while writing with a stage ("geometry", "images", "writing")
     /// and 0..1, or -1 when the stage has no measure (may be empty).
     std::function<void(std::string_view stage, double fraction)> progress;

@@ -238,3 +238,36 @@ TEST(ExportCorpusPatches, PatchLevelOptionReachesTheTessellation) {
         for (const auto& s : m.surfaces) patches += s.kind == model::SurfaceKind::patch;
     ASSERT_GT(patches, 0u) << "oa_ctf2 has bezier patches";
 }
+
+// Above 65,536 vertices the glTF writer fills the vertex and index bytes of its
+// groups on every core (and on as many threads as Options::threads asks for):
+// the bytes are those one thread writes.
+TEST(ExportCorpusThreads, BigMapsGetTheSameBytesOnEveryThreadCount) {
+    size_t big = 0;
+    for (const char* relpath : {"q3_v46/nexuiz_ons-reborn.bsp", "q3_v46/oa_oacmpctf3.bsp", "q1_v29/pd_change_dest.bsp"}) {
+        const CorpusFile& file = corpus_file(relpath);
+        model::BuildOptions build;
+        build.textures = false;
+        const auto map = build_or_fail(file, build);
+        ASSERT_TRUE(map);
+        exporter::Options one;
+        one.lighting = exporter::Lighting::separate;
+        one.threads = 1;
+        const auto a = exporter::build_gltf(*map, one, true);
+        big += a.summary.vertices >= 65536;
+        for (const unsigned threads : {0u, 2u}) {
+            exporter::Options other = one;
+            other.threads = threads;
+            const auto b = exporter::build_gltf(*map, other, true);
+            EXPECT_EQ(a.json, b.json) << relpath << ", " << threads << " threads";
+            EXPECT_TRUE(a.bin == b.bin) << relpath << ", " << threads << " threads";
+            ASSERT_EQ(a.ranges.size(), b.ranges.size()) << relpath;
+            for (size_t i = 0; i < a.ranges.size(); ++i) {
+                EXPECT_EQ(a.ranges[i].mesh, b.ranges[i].mesh) << relpath << " primitive " << i;
+                EXPECT_EQ(a.ranges[i].face, b.ranges[i].face) << relpath << " primitive " << i;
+                EXPECT_EQ(a.ranges[i].first, b.ranges[i].first) << relpath << " primitive " << i;
+            }
+        }
+    }
+    EXPECT_GE(big, 1u) << "nexuiz_ons-reborn has more than 65,536 vertices: the default takes every core there";
+}

@@ -470,6 +470,34 @@ TEST(Gltf, OnePrimitivePerMaterialAndLightingWithExactData) {
     EXPECT_EQ(lit, 4u);  // wall, water, window, fence
 }
 
+TEST(Gltf, GeometryBytesDoNotDependOnTheThreadCount) {
+    const model::Map map = test_map();
+    for (const exporter::Lighting lighting : {exporter::Lighting::separate, exporter::Lighting::baked}) {
+        exporter::Options one = separate(), four = separate();
+        one.lighting = four.lighting = lighting;
+        one.threads = 1;
+        four.threads = 4;  // more threads than groups in some models: each group is still filled once
+        const auto a = exporter::build_gltf(map, one, true), b = exporter::build_gltf(map, four, true);
+        EXPECT_EQ(a.json, b.json);
+        EXPECT_TRUE(a.bin == b.bin);
+        ASSERT_EQ(a.ranges.size(), b.ranges.size());
+        for (size_t i = 0; i < a.ranges.size(); ++i) {
+            EXPECT_EQ(a.ranges[i].mesh, b.ranges[i].mesh);
+            EXPECT_EQ(a.ranges[i].primitive, b.ranges[i].primitive);
+            EXPECT_EQ(a.ranges[i].face, b.ranges[i].face);
+            EXPECT_EQ(a.ranges[i].first, b.ranges[i].first);
+            EXPECT_EQ(a.ranges[i].count, b.ranges[i].count);
+        }
+    }
+}
+
+TEST(Gltf, WrittenGlbIsEncodeGlbOfTheAsset) {
+    const model::Map map = test_map();
+    const fs::path dir = test::temp_dir("gltf_written");
+    exporter::write_gltf(map, dir / "map.glb", separate());
+    EXPECT_TRUE(read_file(dir / "map.glb") == exporter::encode_glb(exporter::build_gltf(map, separate(), true, "map")));
+}
+
 TEST(Gltf, MaterialsTexturesAndLightmap) {
     const model::Map map = test_map();
     const test::GltfFile f = export_glb(map, separate());
