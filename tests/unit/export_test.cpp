@@ -264,7 +264,8 @@ TEST(Png, LargeImagesEncodedInBandsDecodeExactly) {
         int channels, level;
     };
     for (const Case c : {Case{1024, 700, 3, 3}, Case{900, 640, 4, 6}, Case{1500, 1500, 1, 1}, Case{1200, 900, 2, 9},
-                         Case{300000, 3, 3, 3} /* a row wider than a band */, Case{1100, 500, 4, 0}}) {
+                         Case{300000, 3, 3, 3} /* a row wider than a band */, Case{1100, 500, 4, 0},
+                         Case{512, 324, 3, 1} /* 0.5 MB: four bands of 128 KiB */}) {
         Bytes pixels(size_t(c.w) * c.h * size_t(c.channels));
         uint32_t seed = 99;
         for (size_t i = 0; i < pixels.size(); ++i) {
