@@ -225,6 +225,8 @@ TEST(QuakeGeometry, BuildPacksLightmapsIntoOneAtlasPerLightStyle) {
         ASSERT_EQ(all.rgb.size(), atlas.rgb.size());
         EXPECT_EQ(all.rgb[at], std::min(255, atlas.rgb[at] + page5.rgb[at]));
         EXPECT_EQ(all.rgb[at1], atlas.rgb[at1]);
+        for (size_t i = 0; i < all.rgb.size(); ++i)
+            ASSERT_EQ(all.rgb[i], std::min(255, int(atlas.rgb[i]) + int(page5.rgb[i]))) << "byte " << i;
     });
 }
 
