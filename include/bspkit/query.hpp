@@ -25,7 +25,9 @@
 //     the triangle (CDispCollTree's swept boxes, Quake 3's patch collision),
 //     stopping DIST_EPSILON short. A box overlapping such a triangle where it
 //     starts is startsolid (and, not moving, allsolid: the engines' position
-//     tests); a moving one goes on, a surface having no inside to leave.
+//     tests); a moving one goes on, a surface having no inside to leave. A
+//     Source displacement flagged "no ray collision" stops no line, one
+//     flagged "no hull collision" no box (Hammer's attributes, in minTess).
 // Every tree is validated by prepare(): out-of-range children or planes,
 // cycles and paths longer than kMaxTreeDepth are Errors naming the lump and
 // offset, so queries never loop and never recurse unboundedly. Subtrees

@@ -409,6 +409,7 @@ private:
             const Winding w = face_winding(di.MapFace);
             mapfile::Displacement disp;
             disp.power = di.power;
+            disp.flags = int(source::disp_flags(di));
             disp.start_position = {pretty(di.startPosition.x), pretty(di.startPosition.y), pretty(di.startPosition.z)};
             const int nv = di.vert_count(), nt = di.tri_count();
             if (di.DispVertStart < 0 || size_t(di.DispVertStart) + size_t(nv) > verts.size())

@@ -50,6 +50,8 @@ struct Triangle {
     Vec3 a, b, c;
     int32_t contents = 0;
     uint32_t surface = 0;
+    bool stops_lines = true;  ///< false: line traces pass (Source DISP_FLAG_NO_RAY_COLL)
+    bool stops_boxes = true;  ///< false: box traces pass (Source DISP_FLAG_NO_HULL_COLL)
 };
 
 /// One tree of a collision family. Quake 1 clip hulls use a leaf table of

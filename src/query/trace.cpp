@@ -655,7 +655,7 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
             const double d[3] = {delta.x, delta.y, delta.z};
             walk(w.triangle_bvh, o3, d3, grow_lo, grow_hi, best, [&](uint32_t id) {
                 const Triangle& tri = c.triangles[id];
-                if (!(uint32_t(tri.contents) & mask)) return true;
+                if (!(uint32_t(tri.contents) & mask) || !tri.stops_boxes) return true;
                 double nrm[3];
                 const double t = sweep_box_triangle(centre, d, half, tri, best, nrm);
                 if (t == kInside && !tri_inside) {
@@ -675,7 +675,7 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
             const float zero[3] = {0, 0, 0};
             walk(w.triangle_bvh, o3, d3, zero, zero, best, [&](uint32_t id) {
                 const Triangle& tri = c.triangles[id];
-                if (!(uint32_t(tri.contents) & mask)) return true;
+                if (!(uint32_t(tri.contents) & mask) || !tri.stops_lines) return true;
                 const float t = ray_triangle(o3, d3, tri, best);
                 if (t < 0 || !take(id, t, tri)) return true;
                 const Vec3 nrm = model::normalized(model::cross(tri.b - tri.a, tri.c - tri.a));

@@ -31,6 +31,7 @@
 #include <bspkit/formats/source_props.hpp>
 
 #include "corpus.hpp"
+#include "disp_flags.hpp"
 #include "run.hpp"
 
 #include <gtest/gtest.h>
@@ -474,6 +475,29 @@ TEST(DecompileCli, WritesTheFileAndReportsBadInput) {
 // own face 0, and "occludernumber" on the entity), and the decompiled entity
 // must get a brush whose TOOLS/TOOLSOCCLUDER side lies on that face's plane
 // with the face's corners on it; an occludernumber the lump lacks is a note.
+// Hammer's displacement attributes come back as the VMF dispinfo "flags" that
+// vbsp stored in minTess: none on the corpus map (its minTess holds the high
+// bit alone), and the set bits on a copy with "no hull" and "no ray collision".
+TEST(DecompileSource, DisplacementFlagsComeBackFromMinTess) {
+    const CorpusFile& file = corpus_file("src_v20/tf2_test_displacement_decompile.bsp");
+    const auto flags_of = [](const Bsp& bsp) {
+        std::vector<int> out;
+        for (const auto& e : decompile::decompile(bsp).map.entities)
+            for (const auto& b : e.brushes)
+                for (const auto& side : b.sides)
+                    if (side.displacement) out.push_back(side.displacement->flags);
+        return out;
+    };
+    const std::vector<int> plain = flags_of(Bsp::open(file.path));
+    ASSERT_EQ(plain.size(), 3u);
+    EXPECT_EQ(plain, std::vector<int>(3, 0));
+    const uint32_t set = source::DISP_FLAG_NO_HULL_COLL | source::DISP_FLAG_NO_RAY_COLL;
+    const std::vector<int> flagged = flags_of(with_disp_flags(file.path, set));
+    EXPECT_EQ(flagged, std::vector<int>(3, int(set)));
+    const std::string vmf = mapfile::write(decompile::decompile(with_disp_flags(file.path, set)).map);
+    EXPECT_NE(vmf.find("\"flags\" \"12\""), std::string::npos);
+}
+
 TEST(DecompileSource, FuncOccluderComesBackFromTheOcclusionLump) {
     const CorpusFile& file = corpus_file("src_v20/sdk2013_boxinaroom.bsp");
     Bsp bsp = Bsp::open(file.path);

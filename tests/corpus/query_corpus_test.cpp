@@ -13,6 +13,7 @@
 #include <bspkit/query.hpp>
 
 #include "corpus.hpp"
+#include "disp_flags.hpp"
 #include "run.hpp"
 
 #include <gtest/gtest.h>
@@ -420,6 +421,61 @@ TEST(QueryCorpusTriangles, PlayerBoxesLandOnDisplacementsAndPatches) {
     }
     EXPECT_GE(maps, 2u);
     EXPECT_GE(total, 100u);
+}
+
+// Hammer's displacement attributes "no ray collision" and "no hull collision"
+// (minTess with its high bit set; tf2_test_displacement_decompile's displacements
+// carry the bit and no attribute): on a copy with one set, the traces the engine
+// leaves out for it (CDispCollTree::AABBTree_Ray for lines, AABBTree_SweepAABB for
+// boxes) pass through the displacement, and the others still stop on it.
+TEST(QueryCorpusTriangles, DisplacementAttributesLetLinesOrBoxesThrough) {
+    const CorpusFile& f = corpus_file("src_v20/tf2_test_displacement_decompile.bsp");
+    const Bsp original = Bsp::open(f.path);
+    const Bsp no_ray = with_disp_flags(f.path, source::DISP_FLAG_NO_RAY_COLL);
+    const Bsp no_hull = with_disp_flags(f.path, source::DISP_FLAG_NO_HULL_COLL);
+    const World plain = World::prepare(original), rays_pass = World::prepare(no_ray),
+                boxes_pass = World::prepare(no_hull);
+    model::BuildOptions options;
+    options.lightmaps = options.textures = false;
+    options.all_models = false;
+    const model::Map mesh = model::build(original, options);
+    const auto player = plain.player();
+    size_t tested = 0;
+    for (const auto& m : mesh.models)
+        for (const auto& s : m.surfaces) {
+            if (m.index != 0 || s.kind != model::SurfaceKind::displacement) continue;
+            for (size_t i = 0; i + 2 < s.indices.size() && tested < 300; i += 3) {
+                const Vec3 a = s.vertices[s.indices[i]].position, b = s.vertices[s.indices[i + 1]].position,
+                           c = s.vertices[s.indices[i + 2]].position;
+                const Vec3 n = model::cross(b - a, c - a);
+                if (!(model::length(n) > 2 && std::fabs(n.z) > 0.7f * float(model::length(n)))) continue;
+                const Vec3 mid = (a + b + c) * (1.0f / 3.0f);
+                const auto line = plain.trace(mid + Vec3{0, 0, 8}, mid - Vec3{0, 0, 8});
+                if (!line.triangle || std::fabs(line.end.z - mid.z) > 0.5f) continue;
+                const Vec3 o = mid + Vec3{0, 0, 48 - player.mins.z};
+                if (plain.trace(o, o, player).startsolid) continue;
+                const auto drop = plain.trace(o, o - Vec3{0, 0, 200}, player);
+                if (drop.startsolid || !drop.triangle) continue;
+                ++tested;
+                const std::string at = "(" + std::to_string(mid.x) + " " + std::to_string(mid.y) + " " +
+                                       std::to_string(mid.z) + ")";
+                // No ray collision: the line goes on past the surface; a box still lands on it.
+                const auto line_through = rays_pass.trace(mid + Vec3{0, 0, 8}, mid - Vec3{0, 0, 8});
+                EXPECT_FALSE(line_through.triangle) << at;
+                EXPECT_GT(line_through.fraction, line.fraction) << at;
+                const auto drop_kept = rays_pass.trace(o, o - Vec3{0, 0, 200}, player);
+                EXPECT_TRUE(drop_kept.triangle) << at;
+                EXPECT_EQ(drop_kept.fraction, drop.fraction) << at;
+                // No hull collision: the box falls past it; a line still stops on it.
+                const auto line_kept = boxes_pass.trace(mid + Vec3{0, 0, 8}, mid - Vec3{0, 0, 8});
+                EXPECT_TRUE(line_kept.triangle) << at;
+                EXPECT_EQ(line_kept.fraction, line.fraction) << at;
+                const auto drop_through = boxes_pass.trace(o, o - Vec3{0, 0, 200}, player);
+                EXPECT_FALSE(drop_through.triangle) << at;
+                EXPECT_GT(drop_through.fraction, drop.fraction) << at;
+            }
+        }
+    EXPECT_GE(tested, 30u) << "upward displacement triangles a line and a player box both stop on";
 }
 
 // bspkit trace --rays: one JSON line per ray, in order, each the library's single trace

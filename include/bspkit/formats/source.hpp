@@ -394,6 +394,24 @@ struct ddispinfo_t {
 };
 BSPKIT_RECORD(ddispinfo_t, 176);
 
+/// Displacement flags ride in ddispinfo_t::minTess when its high bit is set
+/// (DISP_INFO_FLAG_MAGIC; the SDK 2013 vbsp writes them there, older maps keep
+/// a tessellation count): Hammer's per-displacement attributes, the bits of a
+/// VMF dispinfo's "flags". CS:GO-branch maps add HAS_MULTIBLEND beside them.
+inline constexpr uint32_t DISP_INFO_FLAG_HAS_MULTIBLEND = 0x40000000;
+inline constexpr uint32_t DISP_INFO_FLAG_MAGIC = 0x80000000;
+inline constexpr uint32_t DISP_FLAG_BUMPED = 0x1;
+inline constexpr uint32_t DISP_FLAG_NO_PHYSICS_COLL = 0x2;  ///< physics objects pass through
+inline constexpr uint32_t DISP_FLAG_NO_HULL_COLL = 0x4;     ///< players and NPCs (box traces) pass through
+inline constexpr uint32_t DISP_FLAG_NO_RAY_COLL = 0x8;      ///< rays (line traces: bullets) pass through
+/// The DISP_FLAG_* bits of a displacement (0 when minTess holds none).
+inline uint32_t disp_flags(const ddispinfo_t& d) noexcept {
+    const uint32_t m = uint32_t(d.minTess);
+    return (m & DISP_INFO_FLAG_MAGIC) ? m & (DISP_FLAG_BUMPED | DISP_FLAG_NO_PHYSICS_COLL | DISP_FLAG_NO_HULL_COLL |
+                                             DISP_FLAG_NO_RAY_COLL)
+                                      : 0;
+}
+
 struct dDispVert {
     Vector m_vVector;
     float m_flDist;

@@ -44,7 +44,9 @@ void build_source(const Bsp& bsp, Collision& c) {
         c.models.push_back(out);
     }
     // Displacements collide by their triangles (CDispCollTree), with the
-    // contents of their dispinfo.
+    // contents of their dispinfo; one flagged "no ray collision" stops no line
+    // trace (CDispCollTree::AABBTree_Ray) and one flagged "no hull collision"
+    // no box (AABBTree_SweepAABB, AABBTree_IntersectAABB).
     const auto dispinfo = map.dispinfo();
     const auto faces = map.faces();
     if (!dispinfo.empty()) {
@@ -63,9 +65,13 @@ void build_source(const Bsp& bsp, Collision& c) {
                 const uint32_t surface = face.texinfo >= 0 && size_t(face.texinfo) < texinfo.size()
                                              ? uint32_t(texinfo[size_t(face.texinfo)].flags)
                                              : 0;
+                const uint32_t flags = source::disp_flags(dispinfo[size_t(d)]);
+                const bool lines = !(flags & source::DISP_FLAG_NO_RAY_COLL);
+                const bool boxes = !(flags & source::DISP_FLAG_NO_HULL_COLL);
+                if (!lines && !boxes) continue;
                 for (size_t i = 0; i + 2 < s.indices.size(); i += 3)
                     c.triangles.push_back({s.vertices[s.indices[i]].position, s.vertices[s.indices[i + 1]].position,
-                                           s.vertices[s.indices[i + 2]].position, contents, surface});
+                                           s.vertices[s.indices[i + 2]].position, contents, surface, lines, boxes});
             }
         }
     }
