@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -58,6 +59,12 @@ Record survey_file(const std::filesystem::path& path);
 /// in README.md.
 std::string to_json_line(const Record& record);
 
+/// survey_file() of every map, on `threads` threads (0: one per core; a count
+/// the system cannot start is cut to the threads it did), records in the
+/// order of `maps`. `done` (may be empty) gets the number of maps finished so
+/// far after each one, one call at a time, from whichever thread finished it.
+std::vector<Record> survey_files(const std::vector<std::filesystem::path>& maps, unsigned threads,
+                                 const std::function<void(size_t done)>& done = {});
 /// Every *.bsp file (extension case-insensitive) under `roots` (a file is taken
 /// as it is), sorted by path: the order of `bspkit survey`'s table.
 std::vector<std::filesystem::path> find_maps(const std::vector<std::filesystem::path>& roots);

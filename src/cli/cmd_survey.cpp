@@ -9,9 +9,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <atomic>
-#include <mutex>
-#include <thread>
 #include <unistd.h>
 
 namespace bspkit::cli {
@@ -36,34 +33,19 @@ void add_survey(CLI::App& app, Action& action) {
         action = [a] {
             std::vector<std::filesystem::path> roots(a->roots.begin(), a->roots.end());
             const auto maps = survey::find_maps(roots);
-            std::vector<std::string> lines(maps.size());
-            std::atomic<size_t> next{0}, done{0};
-            std::mutex print;
             const bool tty = ::isatty(2);
-            const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-            const unsigned n = std::min<size_t>(a->threads > 0 ? unsigned(a->threads) : hw, std::max<size_t>(1, maps.size()));
-            auto work = [&] {
-                for (size_t i; (i = next.fetch_add(1)) < maps.size();) {
-                    lines[i] = survey::to_json_line(survey::survey_file(maps[i]));
-                    const size_t k = ++done;
-                    if (tty) {
-                        std::lock_guard g(print);
-                        fmt::print(stderr, "\rbspkit survey: {}/{} maps", k, maps.size());
-                        std::fflush(stderr);
-                    }
-                }
-            };
-            std::vector<std::thread> pool;
-            for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
-            work();
-            for (auto& t : pool) t.join();
+            const auto records = survey::survey_files(maps, unsigned(a->threads), [&](size_t k) {
+                if (!tty) return;
+                fmt::print(stderr, "\rbspkit survey: {}/{} maps", k, maps.size());
+                std::fflush(stderr);
+            });
             if (tty && !maps.empty()) fmt::print(stderr, "\r\033[K");
             std::string text;
             size_t errors = 0;
-            for (const auto& l : lines) {
-                text += l;
+            for (const auto& r : records) {
+                text += survey::to_json_line(r);
                 text += '\n';
-                errors += l.find("\"error\":null") == std::string::npos;
+                errors += !r.error.empty();
             }
             if (a->out.empty() || a->out == "-") {
                 fmt::print("{}", text);

@@ -1,6 +1,7 @@
 // query::World: preparation (per-format builders, then one validation of
 // every tree and reference), point queries, visibility and batches. The
 // traces themselves are in trace.cpp.
+#include "core/parallel.hpp"
 #include "query/world_impl.hpp"
 
 #include <bspkit/entities.hpp>
@@ -11,7 +12,6 @@
 #include <cstdio>
 #include <exception>
 #include <limits>
-#include <thread>
 
 namespace bspkit::query {
 namespace detail {
@@ -599,7 +599,7 @@ namespace {
 /// first exception stops the batch and is rethrown once every thread is done.
 template <class TraceOne>
 void for_each_ray(size_t n, unsigned threads, TraceOne&& trace_one) {
-    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    threads = bspkit::detail::thread_count(threads);
     if (threads == 1 || n < 256) {
         for (size_t i = 0; i < n; ++i) trace_one(i);
         return;
@@ -620,10 +620,7 @@ void for_each_ray(size_t n, unsigned threads, TraceOne&& trace_one) {
             if (!failed.exchange(true)) error = std::current_exception();
         }
     };
-    std::vector<std::thread> pool;
-    for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
-    work();
-    for (auto& th : pool) th.join();
+    bspkit::detail::run_on_threads(threads, work);
     if (error) std::rethrow_exception(error);
 }
 

@@ -9,8 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/parallel.hpp"
+
 #include <algorithm>
+#include <atomic>
 #include <limits>
+#include <mutex>
 #include <new>
 #include <set>
 #include <system_error>
@@ -144,6 +148,24 @@ std::string to_json_line(const Record& r) {
     // Messages hold raw bytes of the file now and then (names from a damaged
     // lump): replace invalid UTF-8 rather than throw.
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::vector<Record> survey_files(const std::vector<std::filesystem::path>& maps, unsigned threads,
+                                 const std::function<void(size_t done)>& done) {
+    std::vector<Record> records(maps.size());
+    std::atomic<size_t> next{0};
+    size_t finished = 0;
+    std::mutex report;
+    bspkit::detail::run_on_threads(unsigned(std::min<size_t>(bspkit::detail::thread_count(threads), std::max<size_t>(1, maps.size()))),
+                                   [&] {
+                                       for (size_t i; (i = next.fetch_add(1)) < maps.size();) {
+                                           records[i] = survey_file(maps[i]);
+                                           std::lock_guard lock(report);
+                                           ++finished;
+                                           if (done) done(finished);
+                                       }
+                                   });
+    return records;
 }
 
 std::vector<std::filesystem::path> find_maps(const std::vector<std::filesystem::path>& roots) {

@@ -441,14 +441,19 @@ TEST(Query, BatchesEqualSingleTraces) {
     std::uniform_real_distribution<float> u(-100, 100);
     std::vector<query::Ray> rays(5000);
     for (auto& r : rays) r = {{u(rng), u(rng), u(rng)}, {u(rng), u(rng), u(rng)}};
-    std::vector<query::TraceResult> out(rays.size());
+    std::vector<query::TraceResult> out(rays.size()), many(rays.size());
     w.trace(rays, out, {}, 2);
+    // A thread count from a user (Python, a script) far beyond any machine's is cut
+    // down (to 256), not a million threads started or a process aborted.
+    w.trace(rays, many, {}, 1000000);
     size_t hits = 0;
     for (size_t i = 0; i < rays.size(); ++i) {
         const auto one = w.trace(rays[i].start, rays[i].end);
         ASSERT_EQ(one.fraction, out[i].fraction) << i;
         ASSERT_EQ(one.end, out[i].end) << i;
         ASSERT_EQ(one.startsolid, out[i].startsolid) << i;
+        ASSERT_EQ(one.fraction, many[i].fraction) << i;
+        ASSERT_EQ(one.end, many[i].end) << i;
         hits += one.hit();
     }
     EXPECT_GT(hits, 100u);

@@ -80,3 +80,28 @@ TEST(Survey, UnreadableFilesAreRowsWithAnError) {
     EXPECT_THROW(survey::find_maps({dir / "missing"}), Error);
     fs::remove_all(dir);
 }
+
+// survey_files: the records of survey_file, in the order given, on any thread
+// count (a huge one is cut down), with one progress call per map counting up.
+TEST(Survey, ManyFilesOnThreadsKeepTheirOrder) {
+    const fs::path dir = temp_dir("many");
+    const Bytes room = samples::compile_room_map(samples::room_design());
+    std::vector<fs::path> maps;
+    for (int i = 0; i < 6; ++i) {
+        maps.push_back(dir / ("m" + std::to_string(i) + ".bsp"));
+        if (i == 3) std::ofstream(maps.back()) << "not a map";
+        else write_file_atomic(maps.back(), i == 4 ? ByteSpan(room).first(100) : ByteSpan(room));
+    }
+    std::vector<std::string> want;
+    for (const auto& p : maps) want.push_back(survey::to_json_line(survey::survey_file(p)));
+    for (const unsigned threads : {1u, 3u, 1000000u}) {
+        std::vector<size_t> counts;
+        const auto records = survey::survey_files(maps, threads, [&](size_t k) { counts.push_back(k); });
+        ASSERT_EQ(records.size(), maps.size());
+        for (size_t i = 0; i < maps.size(); ++i) EXPECT_EQ(survey::to_json_line(records[i]), want[i]) << threads;
+        EXPECT_EQ(counts, (std::vector<size_t>{1, 2, 3, 4, 5, 6})) << threads;
+    }
+    EXPECT_FALSE(survey::survey_files(maps, 2)[3].error.empty());
+    EXPECT_TRUE(survey::survey_files({}, 0).empty());
+    fs::remove_all(dir);
+}
