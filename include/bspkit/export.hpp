@@ -148,9 +148,9 @@ struct Options {
     bool textures = true;                   ///< embed / write the map's textures
     float scale = 1;                        ///< multiplies every coordinate (> 0)
     bool y_up = false;                      ///< rotate the data itself from Z-up to Y-up
-    /// zlib level of the PNGs written. 1: the lightmaps and textures compress
-    /// almost as well as at level 3 (glb of 6 corpus maps 0.6-3.3% larger) in less
-    /// time (process_bench glb: bevytb 14.8x -> 11.7x cat, vtmb 27.8x -> 24.5x).
+    /// zlib level of the PNGs written. 1 deflates runs only (zlib's Z_RLE, see
+    /// encode_png): on lightmaps and baked textures faster than any level and
+    /// smaller than levels 1-3; 2-9 search for repeated strings as zlib does.
     int png_compression = 1;
     /// glTF: threads that fill the vertex and index bytes; 0: every core on
     /// models of 65,536 vertices and more, one thread below. The bytes written

@@ -20,7 +20,9 @@ namespace bspkit {
 /// lightmaps and palette textures (level 9 buys a few percent for 3x the time).
 inline constexpr int kPngDefaultCompression = 3;
 
-/// Encodes 8-bit pixels as a PNG file in memory.
+/// Encodes 8-bit pixels as a PNG file in memory. `compression` is zlib's
+/// level 0-9; level 1 deflates runs only (Z_RLE), which suits the filtered
+/// rows of lightmaps and baked textures better than level 1's string search.
 Bytes encode_png(uint32_t width, uint32_t height, int channels, ByteSpan pixels,
                  int compression = kPngDefaultCompression);
 
