@@ -31,51 +31,61 @@ inline uint8_t round_to_byte(double v) {
     return uint8_t(std::min(255, r + (v - r >= 0.5)));
 }
 
-/// Bilinear sample of `data` (w x h, `channels` per texel) at continuous texel
-/// coordinates (x, y) (texel centres at +0.5); wraps (textures) or clamps (atlas).
-template <int Channels>
-std::array<double, Channels> bilinear(const uint8_t* data, uint32_t w, uint32_t h, double x, double y, bool wrap) {
-    x -= 0.5;
-    y -= 0.5;
-    const double fx = floor_fast(x), fy = floor_fast(y);
-    const double ax = x - fx, ay = y - fy;
-    // The two texel indices of a floor value v and of v + 1.
-    const auto indices = [&](double v, uint32_t n, uint32_t& i0, uint32_t& i1) {
-        if (wrap) {
-            // v is integer-valued (a floor); its remainder in integers where
-            // it fits exactly (fmod gives the same value, ten times slower),
-            // by mask for power-of-two sizes; v + 1 lands on the next texel.
-            if (std::fabs(v) < 9.0e15) {
-                const int64_t iv = int64_t(v);
-                if ((n & (n - 1)) == 0) {
-                    i0 = uint32_t(iv & int64_t(n - 1));
-                } else {
-                    const int64_t m = iv % int64_t(n);
-                    i0 = uint32_t(m < 0 ? m + int64_t(n) : m);
-                }
-                i1 = i0 + 1 == n ? 0 : i0 + 1;
-                return;
+/// One axis of a bilinear sample at continuous texel coordinate v (texel
+/// centres at +0.5): the two texels and the weight of the second.
+struct Tap {
+    uint32_t i0, i1;
+    double a;
+};
+
+/// tap() for n texels; wraps (textures) or clamps (atlas).
+inline Tap tap(double v, uint32_t n, bool wrap) {
+    v -= 0.5;
+    const double f = floor_fast(v);
+    Tap t{0, 0, v - f};
+    if (wrap) {
+        // f is integer-valued (a floor); its remainder in integers where it
+        // fits exactly (fmod gives the same value, ten times slower), by mask
+        // for power-of-two sizes, by a 32-bit remainder where both fit (a
+        // 64-bit division is several times slower); f + 1 lands on the next texel.
+        if (std::fabs(f) < 9.0e15) {
+            const int64_t iv = int64_t(f);
+            if ((n & (n - 1)) == 0) {
+                t.i0 = uint32_t(iv & int64_t(n - 1));
+            } else if (iv >= INT32_MIN && iv <= INT32_MAX && n <= uint32_t(INT32_MAX)) {
+                const int32_t m = int32_t(iv) % int32_t(n);
+                t.i0 = uint32_t(m < 0 ? m + int32_t(n) : m);
+            } else {
+                const int64_t m = iv % int64_t(n);
+                t.i0 = uint32_t(m < 0 ? m + int64_t(n) : m);
             }
-            const auto wrapped = [n](double u) {
-                const double m = std::fmod(u, double(n));
-                return uint32_t(m < 0 ? m + n : m) % n;
-            };
-            i0 = wrapped(v);
-            i1 = wrapped(v + 1);
-            return;
+            t.i1 = t.i0 + 1 == n ? 0 : t.i0 + 1;
+            return t;
         }
-        i0 = uint32_t(std::clamp(v, 0.0, double(n - 1)));
-        i1 = uint32_t(std::clamp(v + 1, 0.0, double(n - 1)));
-    };
-    uint32_t x0, x1, y0, y1;
-    indices(fx, w, x0, x1);
-    indices(fy, h, y0, y1);
+        const auto wrapped = [n](double u) {
+            const double m = std::fmod(u, double(n));
+            return uint32_t(m < 0 ? m + n : m) % n;
+        };
+        t.i0 = wrapped(f);
+        t.i1 = wrapped(f + 1);
+        return t;
+    }
+    t.i0 = uint32_t(std::clamp(f, 0.0, double(n - 1)));
+    t.i1 = uint32_t(std::clamp(f + 1, 0.0, double(n - 1)));
+    return t;
+}
+
+/// The bilinear blend of `data` (w texels wide, `Channels` per texel) at the
+/// taps of both axes.
+template <int Channels>
+std::array<double, Channels> blend(const uint8_t* data, uint32_t w, const Tap& x, const Tap& y) {
     std::array<double, Channels> out{};
-    const uint8_t* r0 = data + size_t(y0) * w * Channels;
-    const uint8_t* r1 = data + size_t(y1) * w * Channels;
+    const uint8_t* r0 = data + size_t(y.i0) * w * Channels;
+    const uint8_t* r1 = data + size_t(y.i1) * w * Channels;
+    const double ax = x.a, ay = y.a;
     for (int c = 0; c < Channels; ++c) {
-        const double a = r0[size_t(x0) * Channels + size_t(c)], b = r0[size_t(x1) * Channels + size_t(c)];
-        const double d = r1[size_t(x0) * Channels + size_t(c)], e = r1[size_t(x1) * Channels + size_t(c)];
+        const double a = r0[size_t(x.i0) * Channels + size_t(c)], b = r0[size_t(x.i1) * Channels + size_t(c)];
+        const double d = r1[size_t(x.i0) * Channels + size_t(c)], e = r1[size_t(x.i1) * Channels + size_t(c)];
         out[size_t(c)] = (a * (1 - ax) + b * ax) * (1 - ay) + (d * (1 - ax) + e * ax) * ay;
     }
     return out;
@@ -221,6 +231,11 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
                 }
             }
         }
+    // The atlas is sampled at each texel's centre / k: its taps depend on the
+    // column or the row alone, so they are worked out once per column and row.
+    std::vector<Tap> light_x(w), light_y(h);
+    for (uint32_t x = 0; x < w; ++x) light_x[x] = tap((x + 0.5) / k, light.width, false);
+    for (uint32_t y = 0; y < h; ++y) light_y[y] = tap((y + 0.5) / k, light.height, false);
     constexpr int kRows = 32;
     const size_t chunks = (size_t(h) + kRows - 1) / kRows;
     std::vector<std::vector<uint32_t>> in_chunk(chunks);  // triangle indices, in order
@@ -241,12 +256,12 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
                     const double b0 = 1 - b1 - b2;
                     constexpr double kEdge = -1e-7;
                     if (b0 < kEdge || b1 < kEdge || b2 < kEdge) continue;
-                    const auto l = bilinear<3>(light.rgb.data(), light.width, light.height, cx / k, cy / k, false);
+                    const auto l = blend<3>(light.rgb.data(), light.width, light_x[size_t(x)], light_y[size_t(y)]);
                     std::array<double, 4> c{255, 255, 255, 255};
                     if (level) {
                         const double u = b0 * tu[0] + b1 * tu[1] + b2 * tu[2], vv = b0 * tv[0] + b1 * tv[1] + b2 * tv[2];
-                        c = bilinear<4>(level->rgba.data(), level->width, level->height, u * level->width,
-                                        vv * level->height, true);
+                        c = blend<4>(level->rgba.data(), level->width, tap(u * level->width, level->width, true),
+                                     tap(vv * level->height, level->height, true));
                     }
                     uint8_t* o = &out.image.rgba[(size_t(y) * w + size_t(x)) * 4];
                     for (int ch = 0; ch < 3; ++ch) o[ch] = round_to_byte(c[size_t(ch)] * l[size_t(ch)] / 255.0);
