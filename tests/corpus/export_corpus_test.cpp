@@ -10,6 +10,7 @@
 
 #include "corpus.hpp"
 #include "export_readers.hpp"
+#include "same_asset.hpp"
 #include "gltf_validator.hpp"
 #include "run.hpp"
 
@@ -258,15 +259,8 @@ TEST(ExportCorpusThreads, BigMapsGetTheSameBytesOnEveryThreadCount) {
         for (const unsigned threads : {0u, 2u}) {
             exporter::Options other = one;
             other.threads = threads;
-            const auto b = exporter::build_gltf(*map, other, true);
-            EXPECT_EQ(a.json, b.json) << relpath << ", " << threads << " threads";
-            EXPECT_TRUE(a.bin == b.bin) << relpath << ", " << threads << " threads";
-            ASSERT_EQ(a.ranges.size(), b.ranges.size()) << relpath;
-            for (size_t i = 0; i < a.ranges.size(); ++i) {
-                EXPECT_EQ(a.ranges[i].mesh, b.ranges[i].mesh) << relpath << " primitive " << i;
-                EXPECT_EQ(a.ranges[i].face, b.ranges[i].face) << relpath << " primitive " << i;
-                EXPECT_EQ(a.ranges[i].first, b.ranges[i].first) << relpath << " primitive " << i;
-            }
+            expect_same_asset(a, exporter::build_gltf(*map, other, true),
+                              std::string(relpath) + ", " + std::to_string(threads) + " threads");
         }
     }
     EXPECT_GE(big, 1u) << "nexuiz_ons-reborn has more than 65,536 vertices: the default takes every core there";
