@@ -156,15 +156,15 @@ std::vector<Record> survey_files(const std::vector<std::filesystem::path>& maps,
     std::atomic<size_t> next{0};
     size_t finished = 0;
     std::mutex report;
-    bspkit::detail::run_on_threads(unsigned(std::min<size_t>(bspkit::detail::thread_count(threads), std::max<size_t>(1, maps.size()))),
-                                   [&] {
-                                       for (size_t i; (i = next.fetch_add(1)) < maps.size();) {
-                                           records[i] = survey_file(maps[i]);
-                                           std::lock_guard lock(report);
-                                           ++finished;
-                                           if (done) done(finished);
-                                       }
-                                   });
+    const unsigned count = unsigned(std::min<size_t>(bspkit::detail::thread_count(threads), std::max<size_t>(1, maps.size())));
+    bspkit::detail::run_on_threads(count, [&] {
+        for (size_t i; (i = next.fetch_add(1)) < maps.size();) {
+            records[i] = survey_file(maps[i]);
+            std::lock_guard lock(report);
+            ++finished;
+            if (done) done(finished);
+        }
+    });
     return records;
 }
 
