@@ -105,7 +105,7 @@ std::optional<Paletted> find_palette(uint32_t width, uint32_t height, int channe
 int zlib_strategy(int level) { return level == 1 ? Z_RLE : Z_DEFAULT_STRATEGY; }
 
 /// Raw image bytes from which encode_png() takes the banded path: a lightmap
-/// atlas of 512 x 324 (vtmb_ch_temple_3, 0.5 MB) took 5-10 ms in one stream,
+/// atlas of 512 x 324 (vtmb_ch_temple_3, 0.5 MB) took 5-11.5 ms in one stream,
 /// the longest step of that map's export.
 constexpr uint64_t kBandedMinBytes = uint64_t(1) << 18;
 /// Filtered bytes per band (whole rows; at least one row): a quarter of the
