@@ -110,9 +110,9 @@ void dilate(model::Texture& img, std::vector<uint8_t>& mask, int rings) {
           // (most of a baked texture's empty area, which the full test below visited).
           std::vector<uint8_t> near(size_t(w) + 2, 0);
           for (int y = int(chunk) * kRows; y < std::min(h, int(chunk + 1) * kRows); ++y) {
-            const uint8_t* above = &mask[size_t(std::max(y - 1, 0)) * size_t(w)];
-            const uint8_t* row = &mask[size_t(y) * size_t(w)];
-            const uint8_t* below = &mask[size_t(std::min(y + 1, h - 1)) * size_t(w)];
+            const uint8_t* above = mask.data() + size_t(std::max(y - 1, 0)) * size_t(w);
+            const uint8_t* row = mask.data() + size_t(y) * size_t(w);
+            const uint8_t* below = mask.data() + size_t(std::min(y + 1, h - 1)) * size_t(w);
             for (int x = 0; x < w; ++x) near[size_t(x) + 1] = uint8_t(above[x] | row[x] | below[x]);
             for (int x = 0; x < w; ++x) {
                 const size_t i = size_t(y) * size_t(w) + size_t(x);
