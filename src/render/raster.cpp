@@ -16,7 +16,6 @@
 #include <limits>
 #include <memory>
 #include <numbers>
-#include <thread>
 
 namespace bspkit::render {
 namespace {
@@ -138,7 +137,7 @@ public:
         const double fov = std::clamp(double(cam.fov), 1.0, 179.0) * std::numbers::pi / 180.0;
         focal_ = persp_ ? float(double(w_) / 2 / std::tan(fov / 2)) : float(double(w_) / std::max(1e-3f, cam.ortho_width));
         near_ = std::max(1e-3f, cam.near_plane);
-        threads_ = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+        threads_ = bspkit::detail::thread_count(o.threads);
         light_ = o.engine_light && !o.lightmap_only ? &s.light_engine : &s.light_raw;
     }
 
