@@ -95,8 +95,24 @@ int main(int argc, char** argv) {
             bspkit = argv[++i];
         } else if (a.rfind("--benchmark", 0) == 0) {
             // `make bench` passes Google Benchmark options to every bench program.
+        } else if (a == "--help" || a == "-h") {
+            std::printf("usage: process_bench [--runs N] [--only startup,info,check,repack,export,sourcepp] "
+                        "[--old BSPKIT] [--bspkit BSPKIT] [FILE...]\n"
+                        "Whole bspkit processes beside their floors (true, cat, cp), medians of N runs; "
+                        "without FILEs, the largest corpus map of each family.\n");
+            return 0;
+        } else if (a.rfind("-", 0) == 0) {
+            std::fprintf(stderr, "process_bench: unknown option %s (or missing value); see --help\n", a.c_str());
+            return 2;
         } else {
             files.emplace_back(a);
+        }
+    }
+    for (const fs::path& f : files) {
+        std::error_code ec;
+        if (!fs::is_regular_file(f, ec)) {
+            std::fprintf(stderr, "process_bench: %s: not a readable file\n", f.string().c_str());
+            return 1;
         }
     }
     auto wanted = [&](const char* what) { return only.empty() || only.count(what); };

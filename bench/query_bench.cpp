@@ -184,8 +184,21 @@ int main(int argc, char** argv) {
     // Corpus-relative paths on the command line pick the maps (default: the largest of each family);
     // Google Benchmark flags (make bench passes --benchmark_min_time) are accepted and ignored.
     std::vector<std::string> chosen;
-    for (int i = 1; i < argc; ++i)
-        if (std::string_view(argv[i]).substr(0, 2) != "--") chosen.emplace_back(argv[i]);
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--help" || a == "-h") {
+            std::printf("usage: query_bench [CORPUS_RELATIVE_MAP...]\n"
+                        "Line and box traces per second per core, beside Embree on the same rays; without maps, "
+                        "the largest corpus map of each family and sdk_vehicles_v19.\n");
+            return 0;
+        }
+        if (a.substr(0, 11) == "--benchmark") continue;
+        if (a.substr(0, 1) == "-") {
+            std::fprintf(stderr, "query_bench: unknown option %s; see --help\n", argv[i]);
+            return 2;
+        }
+        chosen.emplace_back(a);
+    }
     std::printf("random rays from empty points, 2048 units long; per core = one thread's CPU time (batches: wall time)\n");
     for (const auto& f : chosen) run(f);
     if (!chosen.empty()) return 0;
