@@ -141,22 +141,24 @@ private:
     }
 
     void start_images() {
+        bool lit = false;
+        for (const auto& sm : selection_.models)
+            for (const auto& g : sm.groups) lit = lit || g.lit;
+        const bool baked = lit && options_.lighting == Lighting::baked;
+        // The textures a material shows: a baked lit group shows the baked image
+        // instead (its texture is in it), so a texture only lit groups use is left out.
         std::vector<int32_t> textures;
         if (options_.textures) {
             std::vector<bool> used(map_.textures.size());
             for (const auto& sm : selection_.models)
                 for (const auto& g : sm.groups) {
                     const int32_t t = map_.materials[g.material].texture;
-                    if (t >= 0 && !used[size_t(t)]) {
+                    if (t >= 0 && !used[size_t(t)] && !(baked && g.lit)) {
                         used[size_t(t)] = true;
                         textures.push_back(t);
                     }
                 }
         }
-        bool lit = false;
-        for (const auto& sm : selection_.models)
-            for (const auto& g : sm.groups) lit = lit || g.lit;
-        const bool baked = lit && options_.lighting == Lighting::baked;
         std::function<model::Texture()> bake;
         if (baked)
             bake = [this] {  // on the image thread; texels_per_luxel_ is read after images_.get()
@@ -365,7 +367,7 @@ private:
             if (options_.textures && mat.texture >= 0)
                 if (auto it = texture_of.find(mat.texture); it != texture_of.end())
                     pbr["baseColorTexture"] = {{"index", it->second}};
-            if (lit && baked && !pbr.contains("baseColorTexture")) {
+            if (lit && baked && !(options_.textures && mat.texture >= 0)) {
                 const double grey = detail::srgb_to_linear(detail::kUntexturedAlbedo);
                 pbr["baseColorFactor"] = {grey, grey, grey, 1.0};  // the flat colour times the baked light
             }

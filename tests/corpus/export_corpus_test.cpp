@@ -15,6 +15,7 @@
 #include "run.hpp"
 
 #include <gtest/gtest.h>
+#include <set>
 #include <nlohmann/json.hpp>
 
 using namespace bspkit;
@@ -70,6 +71,27 @@ void expect_valid(const fs::path& file) {
     EXPECT_EQ(v.exit_code, 0) << file;
 }
 
+/// Every texture is one a material shows and every image one a texture
+/// names: a baked export leaves out the textures only its baked surfaces
+/// would have shown (the baked image holds them).
+void expect_every_image_shown(const nlohmann::json& doc, const fs::path& file) {
+    std::set<size_t> shown, named;
+    if (doc.contains("materials"))
+        for (const auto& m : doc["materials"]) {
+            for (const char* key : {"occlusionTexture", "normalTexture", "emissiveTexture"})
+                if (m.contains(key)) shown.insert(m[key]["index"].get<size_t>());
+            if (m.contains("pbrMetallicRoughness") && m["pbrMetallicRoughness"].contains("baseColorTexture"))
+                shown.insert(m["pbrMetallicRoughness"]["baseColorTexture"]["index"].get<size_t>());
+        }
+    const size_t textures = doc.contains("textures") ? doc["textures"].size() : 0;
+    for (size_t t = 0; t < textures; ++t) {
+        EXPECT_TRUE(shown.count(t)) << file << ": no material shows texture " << t;
+        named.insert(doc["textures"][t]["source"].get<size_t>());
+    }
+    const size_t images = doc.contains("images") ? doc["images"].size() : 0;
+    for (size_t i = 0; i < images; ++i) EXPECT_TRUE(named.count(i)) << file << ": no texture names image " << i;
+}
+
 }  // namespace
 
 TEST_P(ExportCorpus, GlbPassesTheValidatorAndHoldsTheModel) {
@@ -87,6 +109,7 @@ TEST_P(ExportCorpus, GlbPassesTheValidatorAndHoldsTheModel) {
     ASSERT_TRUE(map);
     const Expected want = expected(*map);
     const GltfFile glb = GltfFile::read(out);
+    expect_every_image_shown(glb.doc, out);
     size_t model_nodes = 0, entity_nodes = 0, prop_nodes = 0;
     for (const auto& n : glb.doc["nodes"]) {
         if (!n.contains("extras")) continue;

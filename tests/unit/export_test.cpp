@@ -726,7 +726,8 @@ TEST(Gltf, SafeNamesStayInTheDirectory) {
     model::Map map = test_map();
     map.textures[0].name = "../../../../tmp/evil";
     map.textures[1].name = "../../../../tmp/evil";  // same sanitised name: made unique
-    exporter::write_gltf(map, dir / "out.gltf");
+    // Lighting kept apart: a baked export leaves out the textures only lit surfaces show.
+    exporter::write_gltf(map, dir / "out.gltf", separate());
     exporter::write_obj(map, dir / "out.obj");
     std::set<std::string> files;
     for (const auto& e : fs::directory_iterator(dir)) files.insert(e.path().filename().string());
@@ -734,11 +735,12 @@ TEST(Gltf, SafeNamesStayInTheDirectory) {
     EXPECT_TRUE(files.count("out.bin"));
     EXPECT_TRUE(files.count("out.obj"));
     EXPECT_TRUE(files.count("out.mtl"));
-    EXPECT_TRUE(files.count("out_baked.png"));
+    EXPECT_TRUE(files.count("out_baked.png"));     // the OBJ's
+    EXPECT_TRUE(files.count("out_lightmap.png"));  // the glTF's
     const std::string evil = "out_" + exporter::safe_name(map.textures[0].name);
     EXPECT_TRUE(files.count(evil + ".png"));
     EXPECT_TRUE(files.count(evil + "_2.png"));
-    EXPECT_EQ(files.size(), 7u) << ::testing::PrintToString(files);
+    EXPECT_EQ(files.size(), 8u) << ::testing::PrintToString(files);
     EXPECT_FALSE(fs::exists(fs::path(dir).parent_path() / "evil.png"));
 }
 
