@@ -7,6 +7,7 @@
 #include <bspkit/textures.hpp>
 
 #include "corpus.hpp"
+#include "export_readers.hpp"
 #include "run.hpp"
 #include "texture_files.hpp"
 
@@ -212,12 +213,29 @@ TEST(TexturesCli, WadOptionWritesAndEmbedsFoundTextures) {
     }
     EXPECT_NE(r.err.find("broken.wad"), std::string::npos) << r.err;  // reported, not fatal
 
-    const RunResult plain = run_cli({"export", file.path.string(), "-o", (dir / "a.glb").string(), "--json"});
-    const RunResult with = run_cli({"export", file.path.string(), "-o", (dir / "b.glb").string(), "--json", "--wad",
-                                    (dir / "wads" / "mine.wad").string()});
-    ASSERT_EQ(plain.exit_code, 0) << plain.err;
-    ASSERT_EQ(with.exit_code, 0) << with.err;
-    const auto a = nlohmann::json::parse(plain.out), b = nlohmann::json::parse(with.out);
+    // Lighting kept apart, the found texture is one more image; baked (the
+    // default), it is in the baked image, which a baked export shows instead.
+    auto export_glb = [&](const std::string& name, const std::string& lighting, bool wad) {
+        std::vector<std::string> args = {"export", file.path.string(), "-o", (dir / name).string(), "--json",
+                                         "--lighting", lighting};
+        if (wad) args.insert(args.end(), {"--wad", (dir / "wads" / "mine.wad").string()});
+        const RunResult r = run_cli(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+    };
+    const auto a = export_glb("a.glb", "separate", false), b = export_glb("b.glb", "separate", true);
+    ASSERT_TRUE(a.contains("images") && b.contains("images"));
     EXPECT_EQ(b["images"].get<int>(), a["images"].get<int>() + 1);
     EXPECT_EQ(b["missing"].size(), external.size() - 1);
+    const auto baked_a = export_glb("baked_a.glb", "baked", false), baked_b = export_glb("baked_b.glb", "baked", true);
+    ASSERT_TRUE(baked_a.contains("images") && baked_b.contains("images"));
+    EXPECT_EQ(baked_b["images"], baked_a["images"]);
+    auto baked_image = [&](const std::string& name) {
+        const GltfFile glb = GltfFile::read(dir / name);
+        for (size_t i = 0; i < glb.doc["images"].size(); ++i)
+            if (glb.doc["images"][i]["name"] == "baked") return glb.image_bytes(i);
+        ADD_FAILURE() << name << ": no baked image";
+        return Bytes();
+    };
+    EXPECT_NE(baked_image("baked_b.glb"), baked_image("baked_a.glb")) << "the found texture is not in the baked image";
 }
