@@ -366,6 +366,14 @@ size_t decode_utf8(std::string_view s, size_t i, uint32_t& cp) {
 
 bool is_escape(uint32_t cp) { return cp >= kEscapeBase + 0x80 && cp <= kEscapeBase + 0xFF; }
 
+/// Bytes before the first one of 0x80 or above: ASCII, which both
+/// directions of the escape mapping keep as it is.
+size_t ascii_prefix(std::string_view s) {
+    size_t i = 0;
+    while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80) ++i;
+    return i;
+}
+
 }  // namespace
 
 std::optional<uint64_t> brush_model_number(std::string_view value) {
@@ -378,9 +386,11 @@ std::optional<uint64_t> brush_model_number(std::string_view value) {
 }
 
 std::string bytes_to_utf8(std::string_view raw) {
-    std::string out;
-    out.reserve(raw.size());
-    for (size_t i = 0; i < raw.size();) {
+    const size_t ascii = ascii_prefix(raw);  // most keys and values are ASCII throughout
+    std::string out(raw.substr(0, ascii));
+    if (ascii == raw.size()) return out;
+    out.reserve(raw.size() + raw.size() / 2);
+    for (size_t i = ascii; i < raw.size();) {
         uint32_t cp = 0;
         const size_t len = decode_utf8(raw, i, cp);
         if (len > 0 && !is_escape(cp)) {
@@ -397,9 +407,11 @@ std::string bytes_to_utf8(std::string_view raw) {
 }
 
 std::string utf8_to_bytes(std::string_view utf8) {
-    std::string out;
+    const size_t ascii = ascii_prefix(utf8);
+    std::string out(utf8.substr(0, ascii));
+    if (ascii == utf8.size()) return out;
     out.reserve(utf8.size());
-    for (size_t i = 0; i < utf8.size();) {
+    for (size_t i = ascii; i < utf8.size();) {
         uint32_t cp = 0;
         const size_t len = decode_utf8(utf8, i, cp);
         if (len == 0) {  // not UTF-8 after all: keep the byte
