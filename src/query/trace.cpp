@@ -638,10 +638,12 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
     if (!w.triangle_bvh.empty() && !bt.allsolid && (is_box || length > 0)) {
         const float o3[3] = {start_v.x, start_v.y, start_v.z}, d3[3] = {delta.x, delta.y, delta.z};
         float best = bt.fraction;
-        // A hit at t (<= best): the nearer one, or of a tie (an edge two triangles share)
-        // the lowest-numbered, whatever the BVH's order.
+        // A hit at t: the nearer one, or of a tie (an edge two triangles share) the
+        // lowest-numbered, whatever the BVH's order. The tests are asked for hits a
+        // little past `best` (past()): a tie computed a rounding above it is still one.
+        const auto past = [](float t) { return t * (1 + 1e-5f) + 1e-6f; };
         auto take = [&](uint32_t id, float t, const Triangle& tri) {
-            if (!(t < best || (tri_hit && id < tri_id))) return false;
+            if (!(t < best || (tri_hit && t == best && id < tri_id))) return false;
             best = t;
             tri_hit = true;
             tri_id = id;
@@ -650,6 +652,7 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
             return true;
         };
         bool tri_inside = false;  // the box starts overlapping a triangle
+        uint32_t tri_inside_id = 0;
         int32_t tri_inside_contents = 0;
         if (is_box) {
             const double centre[3] = {double(start_v.x) + 0.5 * (double(mins[0]) + double(maxs[0])),
@@ -663,9 +666,10 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
                 const Triangle& tri = c.triangles[id];
                 if (!(uint32_t(tri.contents) & mask) || !tri.stops_boxes) return true;
                 double nrm[3];
-                const double t = sweep_box_triangle(centre, d, half, tri, best, nrm);
-                if (t == kInside && !tri_inside) {
+                const double t = sweep_box_triangle(centre, d, half, tri, past(best), nrm);
+                if (t == kInside && (!tri_inside || id < tri_inside_id)) {  // the lowest-numbered, whatever the order
                     tri_inside = true;
+                    tri_inside_id = id;
                     tri_inside_contents = tri.contents;
                 }
                 if (t < 0 || !take(id, float(t), tri)) return true;
@@ -678,12 +682,17 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
                 return true;
             });
         } else {
+            // The walk too reaches a little past the nearest hit: a triangle hit at the
+            // same distance has a box whose entry, as rounded, may lie just beyond it
+            // (the boxes' walks have their margin for this).
+            float reach = past(best);
             const float zero[3] = {0, 0, 0};
-            walk(w.triangle_bvh, o3, d3, zero, zero, best, [&](uint32_t id) {
+            walk(w.triangle_bvh, o3, d3, zero, zero, reach, [&](uint32_t id) {
                 const Triangle& tri = c.triangles[id];
                 if (!(uint32_t(tri.contents) & mask) || !tri.stops_lines) return true;
-                const float t = ray_triangle(o3, d3, tri, best);
+                const float t = ray_triangle(o3, d3, tri, past(best));
                 if (t < 0 || !take(id, t, tri)) return true;
+                reach = past(best);
                 const Vec3 nrm = model::normalized(model::cross(tri.b - tri.a, tri.c - tri.a));
                 tri_normal = model::dot(nrm, delta) > 0 ? nrm * -1.0f : nrm;
                 return true;
