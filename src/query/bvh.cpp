@@ -13,7 +13,7 @@ constexpr uint32_t kMaxLeafItems = 4;  ///< a leaf may keep this many when no sp
 constexpr int kBins = 16;
 constexpr int kSahDepth = 32;        ///< below this depth, median splits bound the depth
 
-/// The binary tree the surface-area build makes, folded into Bvh4Node afterwards.
+/// The binary tree the surface-area build makes, folded into WideNode afterwards.
 struct BvhNode {
     float lo[3], hi[3];
     uint32_t index;  ///< leaf: first of Bvh::items; inner: the right child (the left one is this node + 1)
@@ -131,14 +131,14 @@ float area_of(const BvhNode& n) {
     return x * y + y * z + z * x;
 }
 
-/// One Bvh4Node whose children are the binary node `n` unfolded: while a
+/// One WideNode whose children are the binary node `n` unfolded: while a
 /// slot is free, the inner node of largest surface among them is replaced by
-/// its two children (so an inner `n` gives its children and grandchildren, a
-/// leaf `n`, the root of a one-leaf tree, stays the only child). Returns its index.
-uint32_t fold(const std::vector<BvhNode>& bin, uint32_t n, std::vector<Bvh4Node>& out) {
-    uint32_t kids[4] = {n, 0, 0, 0};
+/// its two children (so an inner `n` gives up to kBvhWidth of its descendants,
+/// a leaf `n`, the root of a one-leaf tree, stays the only child). Returns its index.
+uint32_t fold(const std::vector<BvhNode>& bin, uint32_t n, std::vector<WideNode>& out) {
+    uint32_t kids[kBvhWidth] = {n};
     int count = 1;
-    while (count < 4) {
+    while (count < kBvhWidth) {
         int open = -1;
         for (int k = 0; k < count; ++k)
             if (bin[kids[k]].count == 0 && (open < 0 || area_of(bin[kids[k]]) > area_of(bin[kids[open]]))) open = k;
@@ -149,9 +149,9 @@ uint32_t fold(const std::vector<BvhNode>& bin, uint32_t n, std::vector<Bvh4Node>
     }
     const auto at = uint32_t(out.size());
     out.emplace_back();
-    Bvh4Node folded{};
+    WideNode folded{};
     constexpr float big = std::numeric_limits<float>::max();
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < kBvhWidth; ++k)
         for (int a = 0; a < 3; ++a) {
             folded.lo[a][k] = big;  // unused slots: masked out by `used`
             folded.hi[a][k] = -big;

@@ -402,8 +402,8 @@ void World::Impl::pack_brushes() {
     // The BVH's leaves name the heads of their first brushes (the others follow).
     std::vector<uint32_t> item_head(world_brush_bvh.items.size());
     for (size_t i = 0; i < item_head.size(); ++i) item_head[i] = brush_head[world_brush_bvh.items[i]];
-    for (Bvh4Node& n : world_brush_bvh.nodes)
-        for (int k = 0; k < 4; ++k)
+    for (WideNode& n : world_brush_bvh.nodes)
+        for (int k = 0; k < kBvhWidth; ++k)
             if (n.count[k]) n.ref[k] = item_head[n.ref[k]];
     world_brush_bvh.items = {};
 }
