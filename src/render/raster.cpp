@@ -345,14 +345,18 @@ private:
         std::vector<std::vector<SetupTri>> op(chunks), tr(chunks);
         parallel_for(chunks, threads_, [&](size_t c) {
             const size_t a = order.size() * c / chunks, b = order.size() * (c + 1) / chunks;
-            std::vector<SetupTri> tmp;
+            // Filled locally, handed over at the end: op and tr hold the chunks'
+            // vectors side by side, and growing them in place had the cores write
+            // the same cache lines.
+            std::vector<SetupTri> tmp, opaque, translucent;
             for (size_t i = a; i < b; ++i) {
                 tmp.clear();
                 setup_one(order[i], tmp);
-                const bool translucent = s_.materials[s_.draws[s_.tris[order[i]].draw].material].translucent;
-                auto& dst = translucent ? tr[c] : op[c];
+                auto& dst = s_.materials[s_.draws[s_.tris[order[i]].draw].material].translucent ? translucent : opaque;
                 dst.insert(dst.end(), tmp.begin(), tmp.end());
             }
+            op[c] = std::move(opaque);
+            tr[c] = std::move(translucent);
         });
         for (auto& v : op) opaque_.insert(opaque_.end(), v.begin(), v.end());
         for (auto& v : tr) translucent_.insert(translucent_.end(), v.begin(), v.end());
