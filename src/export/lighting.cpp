@@ -110,6 +110,10 @@ void dilate(model::Texture& img, std::vector<uint8_t>& mask, int rings) {
           // side in filled_in, and each push_back's write of its end ping-ponged
           // that cache line between the cores (a quarter of a ring).
           std::vector<size_t> filled;
+          // The pixels and the mask through plain pointers: a byte written through
+          // img.rgba could be any object's, so its data pointer was read again after each.
+          uint8_t* const rgba = img.rgba.data();
+          const uint8_t* const covered = mask.data();
           // near[x]: a covered texel in column x of rows y-1..y+1; a texel with none
           // in columns x-1..x+1 has no covered neighbour and is passed over at once
           // (most of a baked texture's empty area, which the full test below visited).
@@ -117,10 +121,6 @@ void dilate(model::Texture& img, std::vector<uint8_t>& mask, int rings) {
           // the bytes of (near[x - 1] | near[x] | near[x + 1]) & ~mask, their low
           // bits; a word with none is passed over whole, in the same order as texel
           // by texel. `near` has room for a word read at the last texel.
-          // The pixels and the mask through plain pointers: a byte written through
-          // img.rgba could be any object's, so its data pointer was read again after each.
-          uint8_t* const rgba = img.rgba.data();
-          const uint8_t* const covered = mask.data();
           std::vector<uint8_t> near(size_t(w) + 2 + 8, 0);
           std::vector<uint8_t> row_copy(size_t(w) + 8, 1);
           const auto word = [](const uint8_t* p) {  // byte k of the word: p[k]
@@ -153,7 +153,7 @@ void dilate(model::Texture& img, std::vector<uint8_t>& mask, int rings) {
                     }
                 if (!n) continue;
                 // (sum + n / 2) / n as a multiply: exact for n <= 8 and sums <= 8 * 255
-                // (every pair checked), where four divisions were most of a ring.
+                // (every pair checked), where four divisions took a good part of a ring.
                 const uint32_t inverse = (1u << 16) / n + 1;
                 for (int c = 0; c < 4; ++c) rgba[i * 4 + size_t(c)] = uint8_t(((sum[c] + n / 2) * inverse) >> 16);
                 filled.push_back(i);
