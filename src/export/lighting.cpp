@@ -10,6 +10,10 @@
 #include <cstring>
 #include <memory>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace bspkit::exporter::detail {
 namespace {
 
@@ -33,12 +37,6 @@ inline uint8_t round_to_byte(double v) {
     return uint8_t(std::min(255, r + (v - r >= 0.5)));
 }
 
-/// One axis of a bilinear sample at continuous texel coordinate v (texel
-/// centres at +0.5): the two texels and the weight of the second.
-struct Tap {
-    uint32_t i0, i1;
-    double a;
-};
 
 /// tap() for n texels; wraps (textures) or clamps (atlas).
 inline Tap tap(double v, uint32_t n, bool wrap) {
@@ -171,7 +169,133 @@ void dilate(model::Texture& img, std::vector<uint8_t>& mask, int rings) {
     }
 }
 
+
 }  // namespace
+
+RowSpans::RowSpans(const double (&px)[3], const double (&py)[3], double det, int x0, int x1, int y0, int y1)
+    : px0_(px[0]), py0_(py[0]), det_abs_(std::fabs(det)), sign_(det > 0 ? 1.0 : -1.0) {
+    a1_ = py[2] - py[0];
+    b1_ = px[2] - px[0];
+    a2_ = py[1] - py[0];
+    b2_ = px[1] - px[0];
+    const double t_max = std::max(std::fabs(x0 + 0.5 - px0_), std::fabs(x1 + 0.5 - px0_));
+    const double ey_max = std::max(std::fabs(y0 + 0.5 - py0_), std::fabs(y1 + 0.5 - py0_));
+    size_ = (std::fabs(a1_) + std::fabs(a2_)) * t_max + (std::fabs(b1_) + std::fabs(b2_)) * ey_max + det_abs_;
+    t_max_ = t_max;
+    min_slope_ = 1e-6 * size_;
+}
+
+void RowSpans::narrow(double cy, int& xa, int& xb) const {
+    const double ey = cy - py0_, floor_gamma = kBakeEdge * det_abs_;
+    double lo = xa, hi = xb;
+    const auto half_line = [&](double alpha, double gamma) {
+        if (!(std::fabs(alpha) >= min_slope_)) {
+            // Too flat for a bound on t (or not a number): the whole row is out
+            // when even the box's farthest column is short of gamma by far more
+            // than the rounding (which is below 1e-14 S).
+            if (std::fabs(alpha) * t_max_ < gamma - 1e-9 * size_) lo = hi + 1;
+            return;
+        }
+        const double x = gamma / alpha + px0_ - 0.5;   // the column whose centre is at t = gamma / alpha
+        if (!std::isfinite(x)) return;
+        if (alpha > 0) lo = std::max(lo, std::floor(x) - 1);
+        else hi = std::min(hi, std::ceil(x) + 1);
+    };
+    half_line(sign_ * a1_, floor_gamma + sign_ * b1_ * ey);
+    half_line(-sign_ * a2_, floor_gamma - sign_ * b2_ * ey);
+    half_line(-sign_ * (a1_ - a2_), floor_gamma - det_abs_ - sign_ * (b1_ - b2_) * ey);
+    if (lo > hi) {
+        xb = xa - 1;
+        return;
+    }
+    xa = int(lo);  // within the original [xa, xb]: exact
+    xb = int(hi);
+}
+
+void shade_texel_scalar(const uint8_t* light, uint32_t light_w, const Tap& lx, const Tap& ly,
+                        const model::Texture* level, const Tap& tx, const Tap& ty, uint8_t* o) {
+    const auto l = blend<3>(light, light_w, lx, ly);
+    std::array<double, 4> c{255, 255, 255, 255};
+    if (level) c = blend<4>(level->rgba.data(), level->width, tx, ty);
+    for (int ch = 0; ch < 3; ++ch) o[ch] = round_to_byte(c[size_t(ch)] * l[size_t(ch)] / 255.0);
+    o[3] = round_to_byte(c[3]);
+}
+
+void shade_texel(const uint8_t* light, uint32_t light_w, const Tap& lx, const Tap& ly, const model::Texture* level,
+                 const Tap& tx, const Tap& ty, uint8_t* o) {
+#if defined(__SSE2__)
+    // Two channels per register, each lane the same operations in the same
+    // order as blend() and the scalar path below: the same bytes.
+    const __m128i zero = _mm_setzero_si128();
+    const auto widen = [&](uint32_t bytes, __m128d& lo, __m128d& hi) {  // four bytes as doubles
+        const __m128i v = _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(int(bytes)), zero), zero);
+        lo = _mm_cvtepi32_pd(v);
+        hi = _mm_cvtepi32_pd(_mm_shuffle_epi32(v, _MM_SHUFFLE(3, 2, 3, 2)));
+    };
+    const auto blend2 = [](__m128d a, __m128d b, __m128d d, __m128d e, __m128d ax, __m128d ay) {
+        const __m128d one = _mm_set1_pd(1.0), ax1 = _mm_sub_pd(one, ax), ay1 = _mm_sub_pd(one, ay);
+        return _mm_add_pd(_mm_mul_pd(_mm_add_pd(_mm_mul_pd(a, ax1), _mm_mul_pd(b, ax)), ay1),
+                          _mm_mul_pd(_mm_add_pd(_mm_mul_pd(d, ax1), _mm_mul_pd(e, ax)), ay));
+    };
+    const auto rgb = [](const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16; };
+    const auto rgba = [](const uint8_t* p) {
+        uint32_t v;
+        std::memcpy(&v, p, 4);
+        return v;
+    };
+    __m128d l01, l2x, a_hi, b_lo, b_hi, d_lo, d_hi, e_lo, e_hi, a_lo;
+    {
+        const uint8_t* r0 = light + size_t(ly.i0) * light_w * 3;
+        const uint8_t* r1 = light + size_t(ly.i1) * light_w * 3;
+        widen(rgb(r0 + size_t(lx.i0) * 3), a_lo, a_hi);
+        widen(rgb(r0 + size_t(lx.i1) * 3), b_lo, b_hi);
+        widen(rgb(r1 + size_t(lx.i0) * 3), d_lo, d_hi);
+        widen(rgb(r1 + size_t(lx.i1) * 3), e_lo, e_hi);
+        const __m128d ax = _mm_set1_pd(lx.a), ay = _mm_set1_pd(ly.a);
+        l01 = blend2(a_lo, b_lo, d_lo, e_lo, ax, ay);
+        l2x = blend2(a_hi, b_hi, d_hi, e_hi, ax, ay);
+    }
+    __m128d c01 = _mm_set1_pd(255), c23 = c01;
+    if (level) {
+        const uint8_t* r0 = level->rgba.data() + size_t(ty.i0) * level->width * 4;
+        const uint8_t* r1 = level->rgba.data() + size_t(ty.i1) * level->width * 4;
+        widen(rgba(r0 + size_t(tx.i0) * 4), a_lo, a_hi);
+        widen(rgba(r0 + size_t(tx.i1) * 4), b_lo, b_hi);
+        widen(rgba(r1 + size_t(tx.i0) * 4), d_lo, d_hi);
+        widen(rgba(r1 + size_t(tx.i1) * 4), e_lo, e_hi);
+        const __m128d ax = _mm_set1_pd(tx.a), ay = _mm_set1_pd(ty.a);
+        c01 = blend2(a_lo, b_lo, d_lo, e_lo, ax, ay);
+        c23 = blend2(a_hi, b_hi, d_hi, e_hi, ax, ay);
+    }
+    const __m128d k255 = _mm_set1_pd(255.0);
+    const __m128d v01 = _mm_div_pd(_mm_mul_pd(c01, l01), k255);
+    const __m128d v23 = _mm_shuffle_pd(_mm_div_pd(_mm_mul_pd(c23, l2x), k255), c23, 0b10);  // alpha: the texture's
+    // round_to_byte() of the four: within 0..256 a truncation plus one where
+    // the remainder is at least a half; elsewhere (NaN from wild texture
+    // coordinates) round_to_byte() itself.
+    const __m128d lo = _mm_setzero_pd(), hi = _mm_set1_pd(256.0);
+    const int in_range = _mm_movemask_pd(_mm_and_pd(_mm_cmpge_pd(v01, lo), _mm_cmplt_pd(v01, hi))) &
+                         _mm_movemask_pd(_mm_and_pd(_mm_cmpge_pd(v23, lo), _mm_cmplt_pd(v23, hi)));
+    if (in_range != 3) {
+        double v[4];
+        _mm_storeu_pd(v, v01);
+        _mm_storeu_pd(v + 2, v23);
+        for (int ch = 0; ch < 4; ++ch) o[ch] = round_to_byte(v[ch]);
+        return;
+    }
+    const auto round2 = [](__m128d v) {  // two int32 in the low lanes
+        const __m128i r = _mm_cvttpd_epi32(v);
+        const __m128d up = _mm_cmpge_pd(_mm_sub_pd(v, _mm_cvtepi32_pd(r)), _mm_set1_pd(0.5));
+        return _mm_sub_epi32(r, _mm_shuffle_epi32(_mm_castpd_si128(up), _MM_SHUFFLE(3, 3, 2, 0)));
+    };
+    const __m128i r = _mm_unpacklo_epi64(round2(v01), round2(v23));  // four int32, 0..255
+    const __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(r, r), zero);
+    const uint32_t packed = uint32_t(_mm_cvtsi128_si32(bytes));
+    std::memcpy(o, &packed, 4);
+#else
+    shade_texel_scalar(light, light_w, lx, ly, level, tx, ty, o);
+#endif
+}
 
 double srgb_to_linear(double v) { return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); }
 
@@ -251,11 +375,7 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
                         const int n = footprint > 1 && std::isfinite(footprint) ? int(std::floor(std::log2(footprint))) : 0;
                         tri.level = &(*levels)[size_t(std::clamp(n, 0, int(levels->size()) - 1))];
                     }
-                    tri.x0 = std::max(0, int(std::floor(std::min({px[0], px[1], px[2]}))));
-                    tri.x1 = std::min(int(w) - 1, int(std::ceil(std::max({px[0], px[1], px[2]}))));
-                    tri.y0 = std::max(0, int(std::floor(std::min({py[0], py[1], py[2]}))));
-                    tri.y1 = std::min(int(h) - 1, int(std::ceil(std::max({py[0], py[1], py[2]}))));
-                    if (tri.x0 > tri.x1 || tri.y0 > tri.y1) continue;
+                    if (!texel_box(tri.px, tri.py, w, h, tri.x0, tri.x1, tri.y0, tri.y1)) continue;
                     tris.push_back(tri);
                 }
             }
@@ -274,29 +394,29 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
         const int ylo = int(chunk) * kRows, yhi = std::min(int(h), ylo + kRows);
         for (const uint32_t ti : in_chunk[chunk]) {
             const Tri& tri = tris[ti];
-            const double *px = tri.px, *py = tri.py, *tu = tri.tu, *tv = tri.tv;
-            const double det = tri.det;
+            const double *tu = tri.tu, *tv = tri.tv;
             const Level* level = tri.level;
-            for (int y = std::max(tri.y0, ylo); y <= std::min(tri.y1, yhi - 1); ++y)
-                for (int x = tri.x0; x <= tri.x1; ++x) {
+            // Rows: only the columns that could be covered (most of a bounding box's texels are not).
+            const RowSpans spans(tri.px, tri.py, tri.det, tri.x0, tri.x1, tri.y0, tri.y1);
+            for (int y = std::max(tri.y0, ylo); y <= std::min(tri.y1, yhi - 1); ++y) {
+                int xa = tri.x0, xb = tri.x1;
+                spans.narrow(y + 0.5, xa, xb);
+                for (int x = xa; x <= xb; ++x) {
                     const double cx = x + 0.5, cy = y + 0.5;
-                    const double b1 = ((cx - px[0]) * (py[2] - py[0]) - (px[2] - px[0]) * (cy - py[0])) / det;
-                    const double b2 = ((px[1] - px[0]) * (cy - py[0]) - (cx - px[0]) * (py[1] - py[0])) / det;
-                    const double b0 = 1 - b1 - b2;
-                    constexpr double kEdge = -1e-7;
-                    if (b0 < kEdge || b1 < kEdge || b2 < kEdge) continue;
-                    const auto l = blend<3>(light.rgb.data(), light.width, light_x[size_t(x)], light_y[size_t(y)]);
-                    std::array<double, 4> c{255, 255, 255, 255};
+                    const Barycentric bc = barycentric(tri.px, tri.py, tri.det, cx, cy);
+                    if (!bc.inside()) continue;
+                    const double b0 = bc.b0, b1 = bc.b1, b2 = bc.b2;
+                    Tap tx{}, ty{};
                     if (level) {
                         const double u = b0 * tu[0] + b1 * tu[1] + b2 * tu[2], vv = b0 * tv[0] + b1 * tv[1] + b2 * tv[2];
-                        c = blend<4>(level->rgba.data(), level->width, tap(u * level->width, level->width, true),
-                                     tap(vv * level->height, level->height, true));
+                        tx = tap(u * level->width, level->width, true);
+                        ty = tap(vv * level->height, level->height, true);
                     }
-                    uint8_t* o = &out.image.rgba[(size_t(y) * w + size_t(x)) * 4];
-                    for (int ch = 0; ch < 3; ++ch) o[ch] = round_to_byte(c[size_t(ch)] * l[size_t(ch)] / 255.0);
-                    o[3] = round_to_byte(c[3]);
+                    shade_texel(light.rgb.data(), light.width, light_x[size_t(x)], light_y[size_t(y)], level, tx, ty,
+                          &out.image.rgba[(size_t(y) * w + size_t(x)) * 4]);
                     mask[size_t(y) * w + size_t(x)] = 1;
                 }
+            }
         }
     });
     dilate(out.image, mask, 2);

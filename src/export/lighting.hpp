@@ -9,6 +9,8 @@
 #include <bspkit/engine_light.hpp>
 #include <bspkit/model.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace bspkit::exporter::detail {
@@ -24,6 +26,90 @@ double srgb_to_linear(double v);
 /// The engine light rules live in the model layer (bspkit/engine_light.hpp).
 using model::engine_light_scale;
 using model::shade_lightmap;
+
+/// One axis of a bilinear sample at continuous texel coordinate v (texel
+/// centres at +0.5): the two texels and the weight of the second.
+struct Tap {
+    uint32_t i0, i1;
+    double a;
+};
+
+/// One baked texel into o[0..3]: the texture's colour at taps tx, ty (white
+/// without a texture) times the lightmap's at lx, ly (3 channels, light_w
+/// wide), over 255, each channel rounded to a byte; alpha the texture's.
+/// Two channels per SSE2 instruction where the build has SSE2.
+void shade_texel(const uint8_t* light, uint32_t light_w, const Tap& lx, const Tap& ly, const model::Texture* level,
+                 const Tap& tx, const Tap& ty, uint8_t* o);
+/// shade_texel() a channel at a time (builds without SSE2): the same bytes.
+void shade_texel_scalar(const uint8_t* light, uint32_t light_w, const Tap& lx, const Tap& ly,
+                        const model::Texture* level, const Tap& tx, const Tap& ty, uint8_t* o);
+
+/// bake()'s texel test: a texel is covered by a triangle (corners px, py in
+/// texels, det its doubled signed area) when the barycentric coordinates of
+/// its centre are all at least kBakeEdge (a hair below 0: shared edges leave
+/// no gaps).
+inline constexpr double kBakeEdge = -1e-7;
+
+struct Barycentric {
+    double b0, b1, b2;
+    bool inside() const noexcept { return !(b0 < kBakeEdge || b1 < kBakeEdge || b2 < kBakeEdge); }
+};
+
+inline Barycentric barycentric(const double (&px)[3], const double (&py)[3], double det, double cx, double cy) {
+    const double b1 = ((cx - px[0]) * (py[2] - py[0]) - (px[2] - px[0]) * (cy - py[0])) / det;
+    const double b2 = ((px[1] - px[0]) * (cy - py[0]) - (cx - px[0]) * (py[1] - py[0])) / det;
+    return {1 - b1 - b2, b1, b2};
+}
+
+/// The texels of a w x h image a triangle's bounding box (corners px, py in
+/// texels) holds, x0..x1 and y0..y1; false when it holds none (a box outside
+/// the image, or a corner not a number). Bounds are clamped as doubles, so
+/// corners far outside the image give no out-of-range integer conversion.
+inline bool texel_box(const double (&px)[3], const double (&py)[3], uint32_t w, uint32_t h, int& x0, int& x1, int& y0,
+                      int& y1) {
+    const double lo_x = std::max(0.0, std::floor(std::min({px[0], px[1], px[2]})));
+    const double hi_x = std::min(double(w) - 1, std::ceil(std::max({px[0], px[1], px[2]})));
+    const double lo_y = std::max(0.0, std::floor(std::min({py[0], py[1], py[2]})));
+    const double hi_y = std::min(double(h) - 1, std::ceil(std::max({py[0], py[1], py[2]})));
+    if (!(lo_x <= hi_x && lo_y <= hi_y)) return false;
+    x0 = int(lo_x);
+    x1 = int(hi_x);
+    y0 = int(lo_y);
+    y1 = int(hi_y);
+    return true;
+}
+
+/// The columns of each row of a triangle's bounding box (x0..x1, y0..y1)
+/// whose texels could pass barycentric().inside(), so that bake() visits
+/// few of those that fail.
+///
+/// Each coordinate is, up to rounding, an affine function of the column's
+/// centre: with t = cx - px0 and ey = cy - py0,
+///   b1 = (A1 t - B1 ey) / det, b2 = (B2 ey - A2 t) / det,
+///   b0 = 1 - b1 - b2 = (det - (A1 - A2) t + (B1 - B2) ey) / det,
+/// A1 = py2 - py0, B1 = px2 - px0, A2 = py1 - py0, B2 = px1 - px0; b >= kBakeEdge
+/// is a half-line alpha t >= gamma (both times det's sign). The rounding of
+/// the test and of these bounds moves a bound by about u S / |alpha|
+/// (u = 2^-53, S the size of the terms over the box), so a bound is used
+/// only where |alpha| >= 1e-6 S (then by well under a millionth of a texel)
+/// and widened by a texel: every texel that passes is kept. A flatter one
+/// (an edge along the rows) empties the row only when no column of the box
+/// comes within 1e-9 S of it. A bound that is not a number (wild
+/// coordinates) is not used.
+class RowSpans {
+public:
+    RowSpans(const double (&px)[3], const double (&py)[3], double det, int x0, int x1, int y0, int y1);
+    /// Narrows [xa, xb] (columns) to those of the row whose texel centres
+    /// are at cy that could pass; xa > xb when none can.
+    void narrow(double cy, int& xa, int& xb) const;
+
+private:
+    double px0_, py0_, det_abs_, sign_;
+    double a1_ = 0, b1_ = 0, a2_ = 0, b2_ = 0;
+    double size_ = 0;       ///< S: the terms' size over the box
+    double t_max_ = 0;      ///< the largest |t| of the box's columns
+    double min_slope_ = 0;  ///< 1e-6 S
+};
 
 struct Baked {
     model::Texture image;               ///< RGBA, in the atlas layout at `texels_per_luxel`
