@@ -6,6 +6,7 @@
 #include "core/file_view.hpp"
 #include "core/parallel.hpp"
 #include "images.hpp"
+#include "json_text.hpp"
 #include "lighting.hpp"
 #include "selection.hpp"
 
@@ -24,6 +25,8 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
+#include <string>
 
 namespace bspkit::exporter {
 namespace {
@@ -43,15 +46,17 @@ struct GroupOffsets {
     size_t at[kStreams] = {};  ///< byte offset of the group's data within each stream
 };
 
-json vec3(Vec3 v) { return json::array({double(v.x), double(v.y), double(v.z)}); }
+void put_vec3(detail::JsonText& out, Vec3 v) {
+    out.open_array().value(double(v.x)).value(double(v.y)).value(double(v.z)).close_array();
+}
 
 /// A unit quaternion for JSON: renormalised and clamped to [-1, 1] (rounding
 /// can push a component of a 90-degree rotation to 1.0000000000000002).
-json quaternion(const std::array<double, 4>& q) {
+void put_quaternion(detail::JsonText& out, const std::array<double, 4>& q) {
     const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    json out = json::array();
-    for (const double c : q) out.push_back(std::clamp(n > 0 ? c / n : 0.0, -1.0, 1.0));
-    return out;
+    out.open_array();
+    for (const double c : q) out.value(std::clamp(n > 0 ? c / n : 0.0, -1.0, 1.0));
+    out.close_array();
 }
 
 /// q' = c * q * conj(c): a rotation expressed in map axes, moved to output axes.
@@ -94,7 +99,16 @@ public:
             doc_["buffers"] = json::array({{{"byteLength", bin_.size()}}});
         }
         drop_unfilled_keys();
-        asset.json = doc_.dump();
+        // doc_.dump()'s text, with the nodes written by assemble_json() in their place.
+        asset.json = "{";
+        for (const auto& [key, value] : doc_.items()) {
+            if (asset.json.size() > 1) asset.json += ',';
+            asset.json += json(key).dump();
+            asset.json += ':';
+            if (key == "nodes") asset.json += nodes_text_;
+            else asset.json += value.dump();
+        }
+        asset.json += '}';
         asset.bin = std::move(bin_);
         asset.files = std::move(files_);
         asset.ranges = std::move(ranges_);
@@ -421,11 +435,12 @@ private:
         return name;
     }
 
-    json translation_node(std::string name, Vec3 map_position) const {
-        json node = {{"name", std::move(name)}};
-        const Vec3 t = detail::finite(axes_.point(map_position));
-        if (t.x != 0 || t.y != 0 || t.z != 0) node["translation"] = vec3(t);
-        return node;
+    /// Opens a node: its name, and its translation to the map position when not 0.
+    void open_node(detail::JsonText& out, std::string_view name, const Vec3* map_position) const {
+        out.open_object().key("name").value(name);
+        if (!map_position) return;
+        const Vec3 t = detail::finite(axes_.point(*map_position));
+        if (t.x != 0 || t.y != 0 || t.z != 0) put_vec3(out.key("translation"), t);
     }
 
     void assemble_json() {
@@ -439,62 +454,75 @@ private:
         doc_["asset"] = {{"version", "2.0"}, {"generator", "bspkit " + std::string(kVersion)}};
         doc_["scene"] = 0;
         doc_["scenes"] = json::array({{{"name", "map"}, {"nodes", json::array({0})}}});
-        json nodes = json::array();
-        json root = {{"name", "map"}};
-        if (!options_.y_up) root["rotation"] = quaternion(kZupToYup);
-        root["extras"] = {{"format", std::string(format_id(map_.format))},
-                          {"up", options_.y_up ? "Y (converted)" : "Z (the root rotation stands it up)"},
-                          {"scale", options_.scale}};
-        nodes.push_back(std::move(root));
-        json children = json::array();
-        for (size_t mi = 0; mi < selection_.models.size(); ++mi) {
-            const model::Model& m = *selection_.models[mi].model;
-            json node = translation_node(model_name(m), m.origin);
-            if (meshes_of_model_[mi] >= 0) node["mesh"] = meshes_of_model_[mi];
-            json extras = {{"model", m.index}};
-            if (m.entity >= 0) extras["entity"] = m.entity;
-            node["extras"] = std::move(extras);
-            children.push_back(nodes.size());
-            nodes.push_back(std::move(node));
+        // The nodes, written as text (most of the document: an entity's node holds its
+        // key/values): the root, a node per model, the entities' group and nodes, the
+        // props' group and nodes, numbered in that order.
+        const size_t models = selection_.models.size();
+        const size_t entity_group = 1 + models;
+        const size_t prop_group = entity_group + (map_.entities.empty() ? 0 : 1 + map_.entities.size());
+        nodes_text_.clear();
+        detail::JsonText out(nodes_text_);
+        out.open_array();
+        out.open_object().key("name").value("map");
+        if (!options_.y_up) put_quaternion(out.key("rotation"), kZupToYup);
+        out.key("extras").open_object();
+        out.key("format").value(format_id(map_.format));
+        out.key("up").value(options_.y_up ? "Y (converted)" : "Z (the root rotation stands it up)");
+        out.key("scale").value(options_.scale).close_object();
+        if (models || !map_.entities.empty() || !map_.props.empty()) {
+            out.key("children").open_array();
+            for (size_t mi = 0; mi < models; ++mi) out.value(1 + mi);
+            if (!map_.entities.empty()) out.value(entity_group);
+            if (!map_.props.empty()) out.value(prop_group);
+            out.close_array();
         }
+        out.close_object();
+        for (size_t mi = 0; mi < models; ++mi) {
+            const model::Model& m = *selection_.models[mi].model;
+            open_node(out, model_name(m), &m.origin);
+            if (meshes_of_model_[mi] >= 0) out.key("mesh").value(meshes_of_model_[mi]);
+            out.key("extras").open_object().key("model").value(m.index);
+            if (m.entity >= 0) out.key("entity").value(m.entity);
+            out.close_object().close_object();
+        }
+        const auto group = [&](std::string_view name, size_t first, size_t count) {
+            out.open_object().key("name").value(name).key("children").open_array();
+            for (size_t i = 0; i < count; ++i) out.value(first + i);
+            out.close_array().close_object();
+        };
         if (!map_.entities.empty()) {
-            const size_t group = nodes.size();
-            children.push_back(group);
-            nodes.push_back({{"name", "entities"}, {"children", json::array()}});
+            group("entities", entity_group + 1, map_.entities.size());
             for (size_t e = 0; e < map_.entities.size(); ++e) {
                 const Entity& ent = map_.entities[e];
                 const auto classname = ent.find("classname");
-                json node = {{"name", classname ? bytes_to_utf8(*classname) : "entity " + std::to_string(e)}};
-                if (auto origin = ent.find("origin"))
-                    if (auto v = parse_vec3(*origin)) node = translation_node(node["name"].get<std::string>(), *v);
-                json pairs = json::array();
-                for (const KeyValue& kv : ent.pairs) pairs.push_back({bytes_to_utf8(kv.key), bytes_to_utf8(kv.value)});
-                node["extras"] = {{"index", e}, {"keyvalues", std::move(pairs)}};
-                nodes[group]["children"].push_back(nodes.size());
-                nodes.push_back(std::move(node));
+                const std::string name = classname ? bytes_to_utf8(*classname) : "entity " + std::to_string(e);
+                std::optional<Vec3> origin;
+                if (auto text = ent.find("origin")) origin = parse_vec3(*text);
+                open_node(out, name, origin ? &*origin : nullptr);
+                out.key("extras").open_object().key("index").value(e).key("keyvalues").open_array();
+                for (const KeyValue& kv : ent.pairs)
+                    out.open_array().value(bytes_to_utf8(kv.key)).value(bytes_to_utf8(kv.value)).close_array();
+                out.close_array().close_object().close_object();
             }
         }
         if (!map_.props.empty()) {
-            const size_t group = nodes.size();
-            children.push_back(group);
-            nodes.push_back({{"name", "props"}, {"children", json::array()}});
+            group("props", prop_group + 1, map_.props.size());
             for (size_t p = 0; p < map_.props.size(); ++p) {
                 const model::PropPlacement& prop = map_.props[p];
-                json node = translation_node(bytes_to_utf8(prop.model), prop.origin);
+                const std::string name = bytes_to_utf8(prop.model);
+                open_node(out, name, &prop.origin);
                 auto q = angles_to_quaternion(prop.angles);
                 if (options_.y_up) q = conjugate_by(kZupToYup, q);
-                if (q[0] != 0 || q[1] != 0 || q[2] != 0) node["rotation"] = quaternion(q);
-                node["extras"] = {{"prop", p},
-                                  {"model", bytes_to_utf8(prop.model)},
-                                  {"skin", prop.skin},
-                                  {"origin", vec3(detail::finite(prop.origin))},
-                                  {"angles", vec3(detail::finite(prop.angles))}};
-                nodes[group]["children"].push_back(nodes.size());
-                nodes.push_back(std::move(node));
+                if (q[0] != 0 || q[1] != 0 || q[2] != 0) put_quaternion(out.key("rotation"), q);
+                out.key("extras").open_object().key("prop").value(p).key("model").value(name);
+                out.key("skin").value(prop.skin);
+                put_vec3(out.key("origin"), detail::finite(prop.origin));
+                put_vec3(out.key("angles"), detail::finite(prop.angles));
+                out.close_object().close_object();
             }
         }
-        if (!children.empty()) nodes[0]["children"] = std::move(children);
-        doc_["nodes"] = std::move(nodes);
+        out.close_array();
+        doc_["nodes"] = json::array();  // a place in the key order: run() writes nodes_text_ there
         if (!meshes_.empty()) doc_["meshes"] = std::move(meshes_);
     }
 
@@ -520,6 +548,7 @@ private:
     Bytes bin_;
     std::vector<std::pair<std::string, Bytes>> files_;
     json doc_ = json::object();
+    std::string nodes_text_;  ///< the "nodes" array's JSON text (assemble_json())
     json buffer_views_ = json::array(), accessors_ = json::array(), meshes_ = json::array(),
          materials_ = json::array();
     std::vector<int> meshes_of_model_;
