@@ -500,8 +500,17 @@ private:
                 if (auto text = ent.find("origin")) origin = parse_vec3(*text);
                 open_node(out, name, origin ? &*origin : nullptr);
                 out.key("extras").open_object().key("index").value(e).key("keyvalues").open_array();
-                for (const KeyValue& kv : ent.pairs)
-                    out.open_array().value(bytes_to_utf8(kv.key)).value(bytes_to_utf8(kv.value)).close_array();
+                // Plain ASCII is its own UTF-8: written without a converted copy.
+                const auto text = [&](std::string_view raw) {
+                    if (detail::JsonText::plain(raw)) out.value(raw);
+                    else out.value(bytes_to_utf8(raw));
+                };
+                for (const KeyValue& kv : ent.pairs) {
+                    out.open_array();
+                    text(kv.key);
+                    text(kv.value);
+                    out.close_array();
+                }
                 out.close_array().close_object().close_object();
             }
         }

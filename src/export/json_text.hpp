@@ -79,7 +79,6 @@ public:
         return *this;
     }
 
-private:
     /// Printable ASCII without quote or backslash: written as it is.
     static bool plain(std::string_view s) {
         for (const char c : s)
@@ -88,6 +87,7 @@ private:
         return true;
     }
 
+private:
     void separate() {
         if (after_key_) {
             after_key_ = false;
