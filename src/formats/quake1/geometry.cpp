@@ -176,9 +176,11 @@ private:
         corner_budget_ -= uint64_t(face.numedges);
 
         // The corner loop, as stored.
-        std::vector<model::Vec3> loop;
-        std::vector<const float*> points;
-        loop.reserve(size_t(face.numedges));
+        // The face's corners in the builder's own vectors, reused face after face.
+        std::vector<model::Vec3>& loop = loop_;
+        std::vector<const float*>& points = points_;
+        loop.clear();
+        points.clear();
         for (int64_t k = 0; k < int64_t(face.numedges); ++k) {
             const size_t se = size_t(face.firstedge + k);
             const int64_t e = t_.surfedges[se].edge;
@@ -197,7 +199,8 @@ private:
             points.push_back(p);
             loop.push_back({p[0], p[1], p[2]});
         }
-        const std::vector<uint32_t> keep = model::clean_polygon(loop);
+        std::vector<uint32_t>& keep = keep_;
+        model::clean_polygon(loop, keep);
         if (keep.empty()) return;  // no area: nothing to draw
 
         const dplane_t& plane = t_.planes[size_t(face.planenum)];
@@ -211,6 +214,7 @@ private:
         if (flip) s.plane = model::Plane{s.plane->normal * -1.0f, -plane.dist};
         std::copy(face.styles, face.styles + 4, s.styles.begin());
         const double width = mat.width ? double(mat.width) : 1.0, height = mat.height ? double(mat.height) : 1.0;
+        s.vertices.reserve(keep.size());
         for (uint32_t k : keep) {
             model::Vertex v;
             v.position = loop[k];
@@ -218,7 +222,8 @@ private:
             v.uv = {float(tex_coord(points[k], ti.vecs[0]) / width), float(tex_coord(points[k], ti.vecs[1]) / height)};
             s.vertices.push_back(v);
         }
-        std::vector<model::Vec3> kept;
+        std::vector<model::Vec3>& kept = kept_;
+        kept.clear();
         for (const model::Vertex& v : s.vertices) kept.push_back(v.position);
         model::triangulate_polygon(kept, 0, s.indices, ear_budget_);
         if (s.indices.empty()) return;
@@ -256,6 +261,10 @@ private:
     std::map<std::pair<int64_t, bool>, uint32_t> materials_;
     uint64_t corner_budget_ = 0;
     model::EarClipBudget ear_budget_;
+    // build_face()'s working vectors (their capacity kept from face to face).
+    std::vector<model::Vec3> loop_, kept_;
+    std::vector<const float*> points_;
+    std::vector<uint32_t> keep_;
     std::optional<luxels::FaceLightmaps> lightmaps_;
 };
 

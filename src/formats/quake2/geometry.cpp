@@ -137,6 +137,14 @@ private:
     }
 
     uint32_t material(size_t texinfo) {
+        // Once per texinfo: the name, flags and lookup below cost more than the rest of a face.
+        if (material_of_texinfo_.size() != texinfo_.size()) material_of_texinfo_.assign(texinfo_.size(), -1);
+        int64_t& known = material_of_texinfo_[texinfo];
+        if (known < 0) known = new_material(texinfo);
+        return uint32_t(known);
+    }
+
+    uint32_t new_material(size_t texinfo) {
         const texinfo_t& ti = texinfo_[texinfo];
         const std::string name = texture_name(ti);
         const uint32_t flags = material_flags(ti, name, contents_[texinfo]);
@@ -173,9 +181,11 @@ private:
                  "geometry not built");
         corner_budget_ -= uint64_t(face.numedges);
 
-        std::vector<model::Vec3> loop;
-        std::vector<const float*> points;
-        loop.reserve(size_t(face.numedges));
+        // The face's corners in the builder's own vectors, reused face after face.
+        std::vector<model::Vec3>& loop = loop_;
+        std::vector<const float*>& points = points_;
+        loop.clear();
+        points.clear();
         for (int64_t k = 0; k < face.numedges; ++k) {
             const size_t se = size_t(face.firstedge + k);
             const int64_t e = surfedges_[se].edge;
@@ -194,7 +204,8 @@ private:
             points.push_back(p);
             loop.push_back({p[0], p[1], p[2]});
         }
-        const std::vector<uint32_t> keep = model::clean_polygon(loop);
+        std::vector<uint32_t>& keep = keep_;
+        model::clean_polygon(loop, keep);
         if (keep.empty()) return;
 
         const dplane_t& plane = planes_[face.planenum];
@@ -205,6 +216,7 @@ private:
         s.plane = model::Plane{{plane.normal[0], plane.normal[1], plane.normal[2]}, plane.dist};
         if (face.side != 0) s.plane = model::Plane{s.plane->normal * -1.0f, -plane.dist};
         std::copy(face.styles, face.styles + 4, s.styles.begin());
+        s.vertices.reserve(keep.size());
         for (uint32_t k : keep) {
             model::Vertex v;
             v.position = loop[k];
@@ -212,7 +224,8 @@ private:
             v.uv = {float(tex_coord(points[k], ti.vecs[0])), float(tex_coord(points[k], ti.vecs[1]))};
             s.vertices.push_back(v);
         }
-        std::vector<model::Vec3> kept;
+        std::vector<model::Vec3>& kept = kept_;
+        kept.clear();
         for (const model::Vertex& v : s.vertices) kept.push_back(v.position);
         model::triangulate_polygon(kept, 0, s.indices, ear_budget_);
         if (s.indices.empty()) return;
@@ -251,8 +264,13 @@ private:
     ByteSpan lighting_;
     std::vector<int32_t> contents_;
     std::map<std::pair<std::string, uint32_t>, uint32_t> materials_;
+    std::vector<int64_t> material_of_texinfo_;  ///< material(): -1 until asked
     uint64_t corner_budget_ = 0;
     model::EarClipBudget ear_budget_;
+    // build_face()'s working vectors (their capacity kept from face to face).
+    std::vector<model::Vec3> loop_, kept_;
+    std::vector<const float*> points_;
+    std::vector<uint32_t> keep_;
     std::optional<luxels::FaceLightmaps> lightmaps_;
 };
 
