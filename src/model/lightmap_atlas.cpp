@@ -37,15 +37,25 @@ uint32_t shelf_pack(const std::vector<LightmapImage>& images, const std::vector<
     return y + shelf;
 }
 
+/// Copies slot `slot` of `image` (at least 1 x 1) to `at`, with its edge
+/// luxels repeated kBorder times around it: a row at a time, the border
+/// luxels one by one.
 void blit(const LightmapImage& image, size_t slot, Rect at, LightmapAtlas& atlas) {
     const auto& src = image.styles[slot];
     const int64_t w = image.width, h = image.height;
+    const auto copy_luxel = [](const uint8_t* from, uint8_t* to) {
+        to[0] = from[0];
+        to[1] = from[1];
+        to[2] = from[2];
+    };
     for (int64_t y = -int64_t(kBorder); y < h + int64_t(kBorder); ++y) {
-        for (int64_t x = -int64_t(kBorder); x < w + int64_t(kBorder); ++x) {
-            const int64_t sx = std::clamp<int64_t>(x, 0, w - 1), sy = std::clamp<int64_t>(y, 0, h - 1);
-            uint8_t* dst = atlas.rgb.data() + ((int64_t(at.y) + y) * atlas.width + (int64_t(at.x) + x)) * 3;
-            std::copy_n(src.data() + (sy * w + sx) * 3, 3, dst);
+        const uint8_t* row = src.data() + std::clamp<int64_t>(y, 0, h - 1) * w * 3;
+        uint8_t* dst = atlas.rgb.data() + ((int64_t(at.y) + y) * atlas.width + int64_t(at.x)) * 3;  // luxel x = 0
+        for (int64_t x = 1; x <= int64_t(kBorder); ++x) {
+            copy_luxel(row, dst - x * 3);
+            copy_luxel(row + (w - 1) * 3, dst + (w - 1 + x) * 3);
         }
+        std::copy_n(row, size_t(w) * 3, dst);
     }
 }
 
