@@ -341,7 +341,8 @@ private:
     }
 
     /// The face's corners as dvertex_t indices, in stored (clockwise) order.
-    std::vector<uint32_t> corners(size_t fi, const dface_t& f) const {
+    /// (Into the builder's own vector, reused face after face.)
+    const std::vector<uint32_t>& corners(size_t fi, const dface_t& f) {
         const auto surfedges = m_.surfedges();
         const auto edges = m_.edges();
         const size_t n_verts = m_.vertexes().size();
@@ -351,7 +352,8 @@ private:
             fail(face_lump_, int64_t(fi),
                  face_name(fi) + ": surfedges " + std::to_string(f.firstedge) + " + " + std::to_string(f.numedges) +
                      " run past the " + std::to_string(surfedges.size()) + " records of surfedges");
-        std::vector<uint32_t> out(size_t(f.numedges));
+        std::vector<uint32_t>& out = corner_;
+        out.resize(size_t(f.numedges));
         for (int k = 0; k < f.numedges; ++k) {
             const int64_t se = surfedges[size_t(f.firstedge) + size_t(k)].edge;
             const uint64_t e = uint64_t(se < 0 ? -se : se);
@@ -380,7 +382,7 @@ private:
                  face_name(fi) + ": planenum " + std::to_string(f.planenum) + " is outside the " +
                      std::to_string(planes.size()) + " records of planes");
         s.plane = model::Plane{vec(planes[f.planenum].normal), planes[f.planenum].dist};
-        const std::vector<uint32_t> corner = corners(fi, f);
+        const std::vector<uint32_t>& corner = corners(fi, f);
         const texinfo_t* ti = f.texinfo >= 0 ? &m_.texinfo()[size_t(f.texinfo)] : nullptr;
         const model::Material& mat = out_.materials[s.material];
 
@@ -431,7 +433,8 @@ private:
         }
 
         // Candidate triangles over the corners: the primitive's list or a fan.
-        std::vector<std::array<uint32_t, 3>> tris;
+        std::vector<std::array<uint32_t, 3>>& tris = tris_;
+        tris.clear();
         const int n_prims = f.numPrims & 0x7fff;  // the top bit marks shadows disabled
         if (n_prims > 0 && m_.version() > 17) {
             const auto prims = m_.primitives();
@@ -446,7 +449,8 @@ private:
                      "primitive " + std::to_string(f.firstPrimID) + ": indices " + std::to_string(p.firstIndex) + " + " +
                          std::to_string(p.indexCount) + " run past the " + std::to_string(prim_indices.size()) +
                          " records of primindices");
-            std::vector<uint32_t> idx(p.indexCount);
+            std::vector<uint32_t>& idx = prim_index_;
+            idx.resize(p.indexCount);
             for (size_t k = 0; k < idx.size(); ++k) {
                 idx[k] = prim_indices[p.firstIndex + k].index;
                 if (idx[k] >= corner.size())
@@ -469,8 +473,20 @@ private:
         // Wind counter-clockwise around the plane normal, drop slivers and repeats.
         // Repeats are found by position: faces that walk back over their own
         // corners (collinear slivers) list the same triangle twice, reversed.
-        using Key = std::array<std::array<float, 3>, 3>;
-        std::set<Key> seen;
+        // The keys seen are few (a face's triangles): a linear search of a reused
+        // vector, and a set once there are many (hostile primitive lists).
+        std::vector<TriangleKey>& seen = seen_;
+        seen.clear();
+        std::set<TriangleKey> many;
+        const auto first_time = [&](const TriangleKey& key) {
+            if (!many.empty()) return many.insert(key).second;
+            // Equivalence as the set sees it (neither orders before the other).
+            const auto same = [&](const TriangleKey& k) { return !(k < key) && !(key < k); };
+            if (std::find_if(seen.begin(), seen.end(), same) != seen.end()) return false;
+            seen.push_back(key);
+            if (seen.size() > 64) many.insert(seen.begin(), seen.end());
+            return true;
+        };
         s.indices.reserve(tris.size() * 3);
         for (auto t : tris) {
             const Vec3 a = s.vertices[t[0]].position, b = s.vertices[t[1]].position, c = s.vertices[t[2]].position;
@@ -480,9 +496,9 @@ private:
             const double projected = 0.5 * model::dot(model::cross(b - a, c - a), plane_normal);
             if (std::fabs(projected) < kMinTriangleArea) continue;
             if (projected < 0) std::swap(t[1], t[2]);
-            Key key{{{a.x, a.y, a.z}, {b.x, b.y, b.z}, {c.x, c.y, c.z}}};
+            TriangleKey key{{{a.x, a.y, a.z}, {b.x, b.y, b.z}, {c.x, c.y, c.z}}};
             std::sort(key.begin(), key.end());
-            if (!seen.insert(key).second) continue;
+            if (!first_time(key)) continue;
             s.indices.insert(s.indices.end(), t.begin(), t.end());
         }
     }
@@ -664,6 +680,11 @@ private:
     std::vector<uint32_t> vn_first_;
     std::vector<int64_t> material_of_texinfo_;
     std::map<std::tuple<std::string, uint32_t, uint32_t, uint32_t>, uint32_t> material_index_;
+    // build_face()'s working vectors (their capacity kept from face to face).
+    using TriangleKey = std::array<std::array<float, 3>, 3>;  ///< a triangle's corners, sorted
+    std::vector<uint32_t> corner_, prim_index_;
+    std::vector<std::array<uint32_t, 3>> tris_;
+    std::vector<TriangleKey> seen_;
 };
 
 }  // namespace
