@@ -1,5 +1,6 @@
 #include "lighting.hpp"
 
+#include "../core/large_buffer.hpp"
 #include "../core/parallel.hpp"
 
 #include <algorithm>
@@ -312,7 +313,8 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
     const uint32_t side = std::max(light.width, light.height);
     if (!textured && options.bake_texels_per_luxel == 0) {
         // Nothing to multiply: the shaded atlas is the baked texture.
-        out.image = {"baked", light.width, light.height, std::vector<uint8_t>(size_t(light.width) * light.height * 4, 255)};
+        out.image = {"baked", light.width, light.height, {}};
+        bspkit::detail::assign_large(out.image.rgba, size_t(light.width) * light.height * 4, 255);
         for (size_t p = 0, n = size_t(light.width) * light.height; p < n; ++p)
             std::copy_n(&light.rgb[p * 3], 3, &out.image.rgba[p * 4]);
         return out;
@@ -321,9 +323,11 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
     while (k > 1 && uint64_t(side) * k > std::max(options.bake_max_size, 1u)) --k;
     out.texels_per_luxel = k;
     const uint32_t w = light.width * k, h = light.height * k;
-    out.image = {"baked", w, h, std::vector<uint8_t>(size_t(w) * h * 4, 0)};
+    out.image = {"baked", w, h, {}};
+    bspkit::detail::assign_large(out.image.rgba, size_t(w) * h * 4, 0);
     for (size_t p = 3; p < out.image.rgba.size(); p += 4) out.image.rgba[p] = 255;  // opaque black where nothing lands
-    std::vector<uint8_t> mask(size_t(w) * h, 0);
+    std::vector<uint8_t> mask;
+    bspkit::detail::assign_large(mask, size_t(w) * h, 0);
     std::vector<std::unique_ptr<std::vector<Level>>> mips(map.textures.size());
 
     // Every lit triangle set up once, in the sequential order; then chunks of

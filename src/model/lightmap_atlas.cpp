@@ -5,6 +5,8 @@
 // style its styles[k] names.
 #include <bspkit/model.hpp>
 
+#include "../core/large_buffer.hpp"
+
 #include <algorithm>
 #include <array>
 #include <numeric>
@@ -115,7 +117,7 @@ void pack_lightmaps(Map& map, uint64_t max_page_bytes) {
         atlas.style = uint32_t(style);
         atlas.width = width;
         atlas.height = height;
-        atlas.rgb.assign(size_t(width) * height * 3, 0);
+        bspkit::detail::assign_large(atlas.rgb, size_t(width) * height * 3, 0);
         for (size_t i = 0; i < images.size(); ++i) {
             if (!images[i].width || !images[i].height) continue;
             for (size_t k = 0; k < images[i].styles.size() && k < 4; ++k)
@@ -149,7 +151,7 @@ LightmapAtlas combined_lightmap(const Map& map) {
     out.style = 0;
     out.width = map.lightmaps.front().width;
     out.height = map.lightmaps.front().height;
-    out.rgb.assign(size_t(out.width) * out.height * 3, 0);
+    bspkit::detail::assign_large(out.rgb, size_t(out.width) * out.height * 3, 0);
     for (const LightmapAtlas& page : map.lightmaps) {
         if (page.width != out.width || page.height != out.height || page.rgb.size() != out.rgb.size()) continue;
         // Through plain pointers: bytes may alias the vectors' own fields, which kept
