@@ -26,6 +26,12 @@ inline constexpr int kPngDefaultCompression = 3;
 Bytes encode_png(uint32_t width, uint32_t height, int channels, ByteSpan pixels,
                  int compression = kPngDefaultCompression);
 
+/// encode_png() of an RGBA image whose alpha is 255 everywhere, as RGB (the
+/// same file as encode_png() of its RGB bytes), without an RGB copy of a
+/// large image: its rows are taken out as they are filtered.
+Bytes encode_opaque_rgba_png(uint32_t width, uint32_t height, ByteSpan rgba,
+                             int compression = kPngDefaultCompression);
+
 /// encode_png() written atomically (write_file_atomic) to `path`.
 void write_png(const std::filesystem::path& path, uint32_t width, uint32_t height, int channels, ByteSpan pixels,
                int compression = kPngDefaultCompression);

@@ -15,13 +15,7 @@ Bytes texture_png(const model::Texture& t, int compression) {
             break;
         }
     if (!opaque) return encode_png(t.width, t.height, 4, t.rgba, compression);
-    Bytes rgb(size_t(t.width) * t.height * 3);
-    for (size_t p = 0, n = size_t(t.width) * t.height; p < n; ++p) {
-        rgb[p * 3] = t.rgba[p * 4];
-        rgb[p * 3 + 1] = t.rgba[p * 4 + 1];
-        rgb[p * 3 + 2] = t.rgba[p * 4 + 2];
-    }
-    return encode_png(t.width, t.height, 3, rgb, compression);
+    return encode_opaque_rgba_png(t.width, t.height, t.rgba, compression);
 }
 
 std::future<std::vector<Image>> encode_images_async(const model::Map& map, std::vector<int32_t> textures,

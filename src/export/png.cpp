@@ -72,7 +72,9 @@ std::optional<Paletted> find_palette(uint32_t width, uint32_t height, int channe
     values.fill(-1);
     Paletted out;
     const size_t count = size_t(width) * height;
-    out.indices.resize(count);
+    // Reserved, filled as the scan goes: most large images stop at the 257th
+    // colour, and a zero-filled index image touched every page of it first.
+    out.indices.reserve(count);
     const uint8_t* p = pixels.data();
     uint32_t last_key = 0;
     int16_t last_value = -1;
@@ -80,7 +82,7 @@ std::optional<Paletted> find_palette(uint32_t width, uint32_t height, int channe
         const uint32_t key = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
                              uint32_t(channels == 4 ? p[3] : 255) << 24;
         if (key == last_key && last_value >= 0) {
-            out.indices[i] = uint8_t(last_value);
+            out.indices.push_back(uint8_t(last_value));
             continue;
         }
         size_t slot = (key * 2654435761u) >> 22;  // top 10 bits
@@ -93,7 +95,7 @@ std::optional<Paletted> find_palette(uint32_t width, uint32_t height, int channe
         }
         last_key = key;
         last_value = values[slot];
-        out.indices[i] = uint8_t(last_value);
+        out.indices.push_back(uint8_t(last_value));
     }
     return out;
 }
@@ -205,7 +207,13 @@ void filter_row(const uint8_t* row, const uint8_t* prior, size_t row_bytes, int 
 /// does not see the bytes before it (a little size for the speed). Bands are
 /// cut by row count alone, so the bytes do not depend on the thread count
 /// (the single-threaded WebAssembly build writes the same file).
-Bytes encode_png_banded(uint32_t width, uint32_t height, int channels, ByteSpan pixels, int level) {
+///
+/// `source_channels` (channels unless given): the bytes per pixel of `pixels`;
+/// 4 with channels 3 writes an RGBA image's colour alone (its alpha dropped),
+/// each row taken out of it as the band is filtered, with no RGB copy made.
+Bytes encode_png_banded(uint32_t width, uint32_t height, int channels, ByteSpan pixels, int level,
+                        int source_channels = 0) {
+    if (source_channels == 0) source_channels = channels;
     static constexpr uint8_t kColorType[] = {0, 4, 2, 6};  // grey, grey + alpha, RGB, RGBA
     const size_t row_bytes = size_t(width) * size_t(channels);
     const size_t rows_per_band =
@@ -224,11 +232,30 @@ Bytes encode_png_banded(uint32_t width, uint32_t height, int channels, ByteSpan 
         // The filtered rows and the deflate output in buffers each thread keeps from
         // band to band: fresh ones for every band were most of a baked texture's
         // page faults (two bands' worth of new memory per band).
-        thread_local Bytes filtered, deflated;
+        thread_local Bytes filtered, deflated, row, prior_row;
         filtered.resize((y1 - y0) * (row_bytes + 1));
-        for (size_t y = y0; y < y1; ++y)
-            filter_row(pixels.data() + y * row_bytes, y > 0 ? pixels.data() + (y - 1) * row_bytes : nullptr,
-                       row_bytes, channels, filtered.data() + (y - y0) * (row_bytes + 1));
+        const size_t source_row_bytes = size_t(width) * size_t(source_channels);
+        // Row y of the image in `channels` bytes per pixel: in place, or taken out
+        // of the source's pixels into `into`.
+        const auto image_row = [&](size_t y, Bytes& into) -> const uint8_t* {
+            const uint8_t* from = pixels.data() + y * source_row_bytes;
+            if (source_channels == channels) return from;
+            into.resize(row_bytes);
+            for (size_t x = 0; x < width; ++x)
+                std::copy_n(from + x * size_t(source_channels), size_t(channels), into.data() + x * size_t(channels));
+            return into.data();
+        };
+        const uint8_t* prior = y0 > 0 ? image_row(y0 - 1, prior_row) : nullptr;
+        for (size_t y = y0; y < y1; ++y) {
+            const uint8_t* current = image_row(y, row);
+            filter_row(current, prior, row_bytes, channels, filtered.data() + (y - y0) * (row_bytes + 1));
+            if (source_channels != channels) {
+                row.swap(prior_row);  // this row is the next one's prior
+                prior = prior_row.data();
+            } else {
+                prior = current;
+            }
+        }
         band.length = filtered.size();
         band.adler = adler32(1, filtered.data(), uInt(filtered.size()));
         z_stream z{};
@@ -277,6 +304,18 @@ Bytes encode_png_banded(uint32_t width, uint32_t height, int channels, ByteSpan 
 }
 
 }  // namespace
+
+Bytes encode_opaque_rgba_png(uint32_t width, uint32_t height, ByteSpan rgba, int compression) {
+    if (width == 0 || height == 0 || width > kPngMaxDimension || height > kPngMaxDimension ||
+        rgba.size() != uint64_t(width) * height * 4)
+        return encode_png(width, height, 4, rgba, compression);  // its own error for the same arguments
+    // With alpha 255 everywhere, the RGBA pixels' palette (if any) is the RGB copy's.
+    if (uint64_t(width) * height * 3 >= kBandedMinBytes && !find_palette(width, height, 4, rgba))
+        return encode_png_banded(width, height, 3, rgba, std::clamp(compression, 0, 9), 4);
+    Bytes rgb(size_t(width) * height * 3);
+    for (size_t p = 0, n = size_t(width) * height; p < n; ++p) std::copy_n(&rgba[p * 4], 3, &rgb[p * 3]);
+    return encode_png(width, height, 3, rgb, compression);
+}
 
 Bytes encode_png(uint32_t width, uint32_t height, int channels, ByteSpan pixels, int compression) {
     if (width == 0 || height == 0 || width > kPngMaxDimension || height > kPngMaxDimension)

@@ -293,6 +293,39 @@ TEST(Png, LargeImagesEncodedInBandsDecodeExactly) {
     }
 }
 
+// An opaque RGBA image written as RGB straight from its RGBA rows (large
+// ones filtered in bands without an RGB copy) is the same file as the RGB
+// copy written by encode_png(): banded, small and palette images alike, at
+// several levels.
+TEST(Png, OpaqueRgbaIsTheFileOfItsRgbCopy) {
+    struct Case {
+        uint32_t w, h;
+        int level;
+        bool few_colours;
+    };
+    for (const Case c : {Case{1024, 700, 1, false}, Case{333, 301, 3, false} /* 0.3 MB of RGB: banded */,
+                         Case{300, 200, 3, false} /* small: libpng */, Case{1024, 512, 1, true} /* palette */,
+                         Case{100000, 3, 6, false} /* rows wider than a band */}) {
+        Bytes rgba(size_t(c.w) * c.h * 4), rgb(size_t(c.w) * c.h * 3);
+        uint32_t seed = 5;
+        for (size_t p = 0; p < size_t(c.w) * c.h; ++p) {
+            const size_t x = p % c.w, y = p / c.w;
+            for (int k = 0; k < 3; ++k) {
+                seed = seed * 1664525u + 1013904223u;
+                const uint8_t v = c.few_colours ? uint8_t((x / 64 + y / 64 + size_t(k)) % 7 * 30)
+                                  : y % 5 == 0  ? uint8_t(seed >> 24)
+                                                : uint8_t(x / 3 + y * size_t(k + 1));
+                rgba[p * 4 + size_t(k)] = v;
+                rgb[p * 3 + size_t(k)] = v;
+            }
+            rgba[p * 4 + 3] = 255;
+        }
+        EXPECT_EQ(encode_opaque_rgba_png(c.w, c.h, rgba, c.level), encode_png(c.w, c.h, 3, rgb, c.level))
+            << c.w << "x" << c.h << " level " << c.level;
+    }
+    EXPECT_THROW(encode_opaque_rgba_png(2, 2, Bytes(15, 0)), std::invalid_argument);  // 15 bytes for 2 x 2 x 4
+}
+
 TEST(Png, RefusesBadArguments) {
     const Bytes four(4);
     EXPECT_THROW(encode_png(0, 1, 4, {}), std::invalid_argument);
