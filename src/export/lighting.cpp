@@ -97,7 +97,7 @@ double finite_or_zero(double v) { return std::isfinite(v) ? v : 0.0; }
 /// Fills uncovered texels next to covered ones with their covered
 /// neighbours' mean, `rings` times (mask: 0 empty, 1 covered).
 void dilate(model::Texture& img, std::vector<uint8_t>& mask, int rings) {
-    const int w = int(img.width), h = int(img.height);
+    const int h = int(img.height);
     constexpr int kRows = 64;
     const size_t chunks = size_t((h + kRows - 1) / kRows);
     for (int ring = 0; ring < rings; ++ring) {
@@ -113,6 +113,10 @@ void dilate(model::Texture& img, std::vector<uint8_t>& mask, int rings) {
           // img.rgba could be any object's, so its data pointer was read again after each.
           uint8_t* const rgba = img.rgba.data();
           const uint8_t* const covered = mask.data();
+          // The sizes as this call's own values (captured by reference, they were read
+          // again after every byte stored, which may alias them).
+          const int w = int(img.width), h = int(img.height);
+          if (w <= 0 || h <= 0) return;
           // near[x]: a covered texel in column x of rows y-1..y+1; a texel with none
           // in columns x-1..x+1 has no covered neighbour and is passed over at once
           // (most of a baked texture's empty area, which the full test below visited).
@@ -132,7 +136,8 @@ void dilate(model::Texture& img, std::vector<uint8_t>& mask, int rings) {
             const uint8_t* above = covered + size_t(std::max(y - 1, 0)) * size_t(w);
             const uint8_t* row = covered + size_t(y) * size_t(w);
             const uint8_t* below = covered + size_t(std::min(y + 1, h - 1)) * size_t(w);
-            for (int x = 0; x < w; ++x) near[size_t(x) + 1] = uint8_t(above[x] | row[x] | below[x]);
+            uint8_t* const near_row = near.data() + 1;
+            for (int x = 0; x < w; ++x) near_row[x] = uint8_t(above[x] | row[x] | below[x]);
             std::copy_n(row, size_t(w), row_copy.begin());  // padded with 1s: no candidate past the row
             for (int x0 = 0; x0 < w; x0 += 8) {
               uint64_t candidates = (word(&near[size_t(x0)]) | word(&near[size_t(x0) + 1]) | word(&near[size_t(x0) + 2])) &
@@ -140,21 +145,29 @@ void dilate(model::Texture& img, std::vector<uint8_t>& mask, int rings) {
               for (; candidates; candidates &= candidates - 1) {
                 const int x = x0 + std::countr_zero(candidates) / 8;
                 const size_t i = size_t(y) * size_t(w) + size_t(x);
-                unsigned sum[4] = {}, n = 0;
+                unsigned s0 = 0, s1 = 0, s2 = 0, s3 = 0, n = 0;  // in registers (an array lived on the stack)
                 for (int dy = -1; dy <= 1; ++dy)
                     for (int dx = -1; dx <= 1; ++dx) {
                         const int nx = x + dx, ny = y + dy;
                         if (nx < 0 || ny < 0 || nx >= w || ny >= h) continue;
                         const size_t j = size_t(ny) * size_t(w) + size_t(nx);
                         if (covered[j] != 1) continue;
-                        for (int c = 0; c < 4; ++c) sum[c] += rgba[j * 4 + size_t(c)];
+                        const uint8_t* texel = rgba + j * 4;
+                        s0 += texel[0];
+                        s1 += texel[1];
+                        s2 += texel[2];
+                        s3 += texel[3];
                         ++n;
                     }
                 if (!n) continue;
                 // (sum + n / 2) / n as a multiply: exact for n <= 8 and sums <= 8 * 255
                 // (every pair checked), where four divisions took a good part of a ring.
                 const uint32_t inverse = (1u << 16) / n + 1;
-                for (int c = 0; c < 4; ++c) rgba[i * 4 + size_t(c)] = uint8_t(((sum[c] + n / 2) * inverse) >> 16);
+                uint8_t* out = rgba + i * 4;
+                out[0] = uint8_t(((s0 + n / 2) * inverse) >> 16);
+                out[1] = uint8_t(((s1 + n / 2) * inverse) >> 16);
+                out[2] = uint8_t(((s2 + n / 2) * inverse) >> 16);
+                out[3] = uint8_t(((s3 + n / 2) * inverse) >> 16);
                 filled.push_back(i);
               }
             }
