@@ -235,8 +235,11 @@ void shade_texel_scalar(const uint8_t* light, uint32_t light_w, const Tap& lx, c
     o[3] = round_to_byte(c[3]);
 }
 
-void shade_texel(const uint8_t* light, uint32_t light_w, const Tap& lx, const Tap& ly, const model::Texture* level,
-                 const Tap& tx, const Tap& ty, uint8_t* o) {
+namespace {
+/// shade_texel(), inlined into bake()'s texel loop.
+[[gnu::always_inline]] inline void shade_texel_inline(const uint8_t* light, uint32_t light_w, const Tap& lx,
+                                                      const Tap& ly, const model::Texture* level, const Tap& tx,
+                                                      const Tap& ty, uint8_t* o) {
 #if defined(__SSE2__)
     // Two channels per register, each lane the same operations in the same
     // order as blend() and the scalar path below: the same bytes.
@@ -309,6 +312,12 @@ void shade_texel(const uint8_t* light, uint32_t light_w, const Tap& lx, const Ta
 #else
     shade_texel_scalar(light, light_w, lx, ly, level, tx, ty, o);
 #endif
+}
+}  // namespace
+
+void shade_texel(const uint8_t* light, uint32_t light_w, const Tap& lx, const Tap& ly, const model::Texture* level,
+                 const Tap& tx, const Tap& ty, uint8_t* o) {
+    shade_texel_inline(light, light_w, lx, ly, level, tx, ty, o);
 }
 
 double srgb_to_linear(double v) { return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); }
@@ -409,10 +418,21 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
         for (int c = tris[i].y0 / kRows; c <= tris[i].y1 / kRows; ++c) in_chunk[size_t(c)].push_back(uint32_t(i));
     parallel_for(chunks, 0, [&](size_t chunk) {
         const int ylo = int(chunk) * kRows, yhi = std::min(int(h), ylo + kRows);
+        // Everything the texel loop reads, in this call's own values: a byte stored
+        // through a pointer may alias anything the compiler cannot see is local, so
+        // fields reached through references were read again after every texel.
+        const uint8_t* const light_rgb = light.rgb.data();
+        const uint32_t light_w = light.width;
+        const Tap* const taps_x = light_x.data();
+        const Tap* const taps_y = light_y.data();
+        uint8_t* const image = out.image.rgba.data();
+        uint8_t* const covered = mask.data();
+        const size_t width = w;
         for (const uint32_t ti : in_chunk[chunk]) {
-            const Tri& tri = tris[ti];
+            const Tri tri = tris[ti];
             const double *tu = tri.tu, *tv = tri.tv;
             const Level* level = tri.level;
+            const uint32_t level_w = level ? level->width : 0, level_h = level ? level->height : 0;
             // Rows: only the columns that could be covered (most of a bounding box's texels are not).
             const RowSpans spans(tri.px, tri.py, tri.det, tri.x0, tri.x1, tri.y0, tri.y1);
             for (int y = std::max(tri.y0, ylo); y <= std::min(tri.y1, yhi - 1); ++y) {
@@ -426,12 +446,12 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
                     Tap tx{}, ty{};
                     if (level) {
                         const double u = b0 * tu[0] + b1 * tu[1] + b2 * tu[2], vv = b0 * tv[0] + b1 * tv[1] + b2 * tv[2];
-                        tx = tap(u * level->width, level->width, true);
-                        ty = tap(vv * level->height, level->height, true);
+                        tx = tap(u * level_w, level_w, true);
+                        ty = tap(vv * level_h, level_h, true);
                     }
-                    shade_texel(light.rgb.data(), light.width, light_x[size_t(x)], light_y[size_t(y)], level, tx, ty,
-                          &out.image.rgba[(size_t(y) * w + size_t(x)) * 4]);
-                    mask[size_t(y) * w + size_t(x)] = 1;
+                    const size_t at = size_t(y) * width + size_t(x);
+                    shade_texel_inline(light_rgb, light_w, taps_x[x], taps_y[y], level, tx, ty, image + at * 4);
+                    covered[at] = 1;
                 }
             }
         }
