@@ -199,6 +199,16 @@ void filter_row(const uint8_t* row, const uint8_t* prior, size_t row_bytes, int 
                                              prior ? prior[i - size_t(bpp)] : 0));
 }
 
+/// The RGB of `pixels` RGBA pixels (byte by byte: a 3-byte copy_n is a
+/// memmove call per pixel).
+void drop_alpha(const uint8_t* rgba, size_t pixels, uint8_t* rgb) {
+    for (size_t p = 0; p < pixels; ++p) {
+        rgb[p * 3] = rgba[p * 4];
+        rgb[p * 3 + 1] = rgba[p * 4 + 1];
+        rgb[p * 3 + 2] = rgba[p * 4 + 2];
+    }
+}
+
 /// An 8-bit non-palette PNG whose rows are filtered and deflated in bands on
 /// every core: each band is a raw deflate stream of its own, ended by a sync
 /// flush (the last by the end of the stream), and their concatenation after
@@ -208,12 +218,16 @@ void filter_row(const uint8_t* row, const uint8_t* prior, size_t row_bytes, int 
 /// cut by row count alone, so the bytes do not depend on the thread count
 /// (the single-threaded WebAssembly build writes the same file).
 ///
-/// `source_channels` (channels unless given): the bytes per pixel of `pixels`;
-/// 4 with channels 3 writes an RGBA image's colour alone (its alpha dropped),
-/// each row taken out of it as the band is filtered, with no RGB copy made.
+/// `source_channels` (channels unless given): the bytes per pixel of `pixels`,
+/// either `channels` or 4 with channels 3: an RGBA image's colour alone (its
+/// alpha dropped), each row taken out of it as the band is filtered, with no
+/// RGB copy made.
 Bytes encode_png_banded(uint32_t width, uint32_t height, int channels, ByteSpan pixels, int level,
                         int source_channels = 0) {
     if (source_channels == 0) source_channels = channels;
+    if (source_channels != channels && !(source_channels == 4 && channels == 3))
+        throw std::invalid_argument("encode_png_banded: " + std::to_string(source_channels) + " source channels for " +
+                                    std::to_string(channels));
     static constexpr uint8_t kColorType[] = {0, 4, 2, 6};  // grey, grey + alpha, RGB, RGBA
     const size_t row_bytes = size_t(width) * size_t(channels);
     const size_t rows_per_band =
@@ -241,8 +255,7 @@ Bytes encode_png_banded(uint32_t width, uint32_t height, int channels, ByteSpan 
             const uint8_t* from = pixels.data() + y * source_row_bytes;
             if (source_channels == channels) return from;
             into.resize(row_bytes);
-            for (size_t x = 0; x < width; ++x)
-                std::copy_n(from + x * size_t(source_channels), size_t(channels), into.data() + x * size_t(channels));
+            drop_alpha(from, width, into.data());
             return into.data();
         };
         const uint8_t* prior = y0 > 0 ? image_row(y0 - 1, prior_row) : nullptr;
@@ -313,7 +326,7 @@ Bytes encode_opaque_rgba_png(uint32_t width, uint32_t height, ByteSpan rgba, int
     if (uint64_t(width) * height * 3 >= kBandedMinBytes && !find_palette(width, height, 4, rgba))
         return encode_png_banded(width, height, 3, rgba, std::clamp(compression, 0, 9), 4);
     Bytes rgb(size_t(width) * height * 3);
-    for (size_t p = 0, n = size_t(width) * height; p < n; ++p) std::copy_n(&rgba[p * 4], 3, &rgb[p * 3]);
+    drop_alpha(rgba.data(), size_t(width) * height, rgb.data());
     return encode_png(width, height, 3, rgb, compression);
 }
 
