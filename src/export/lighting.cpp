@@ -254,36 +254,34 @@ namespace {
         return _mm_add_pd(_mm_mul_pd(_mm_add_pd(_mm_mul_pd(a, ax1), _mm_mul_pd(b, ax)), ay1),
                           _mm_mul_pd(_mm_add_pd(_mm_mul_pd(d, ax1), _mm_mul_pd(e, ax)), ay));
     };
-    const auto rgb = [](const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16; };
-    const auto rgba = [](const uint8_t* p) {
-        uint32_t v;
-        std::memcpy(&v, p, 4);
-        return v;
+    // The bilinear blend of an image's texels (3 or 4 bytes each) at taps x, y:
+    // channels 0-1 in `lo`, 2-3 in `hi` (3 for a 3-channel image: garbage, unused).
+    const auto sample = [&](const uint8_t* data, uint32_t w, size_t channels, const Tap& x, const Tap& y, __m128d& lo,
+                            __m128d& hi) {
+        const auto texel = [&](const uint8_t* row, uint32_t i) {  // its bytes in one word
+            const uint8_t* p = row + size_t(i) * channels;
+            if (channels == 4) {
+                uint32_t v;
+                std::memcpy(&v, p, 4);
+                return v;
+            }
+            return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16;  // no read past the last texel
+        };
+        const uint8_t* r0 = data + size_t(y.i0) * w * channels;
+        const uint8_t* r1 = data + size_t(y.i1) * w * channels;
+        __m128d a_lo, a_hi, b_lo, b_hi, d_lo, d_hi, e_lo, e_hi;
+        widen(texel(r0, x.i0), a_lo, a_hi);
+        widen(texel(r0, x.i1), b_lo, b_hi);
+        widen(texel(r1, x.i0), d_lo, d_hi);
+        widen(texel(r1, x.i1), e_lo, e_hi);
+        const __m128d ax = _mm_set1_pd(x.a), ay = _mm_set1_pd(y.a);
+        lo = blend2(a_lo, b_lo, d_lo, e_lo, ax, ay);
+        hi = blend2(a_hi, b_hi, d_hi, e_hi, ax, ay);
     };
-    __m128d l01, l2x, a_hi, b_lo, b_hi, d_lo, d_hi, e_lo, e_hi, a_lo;
-    {
-        const uint8_t* r0 = light + size_t(ly.i0) * light_w * 3;
-        const uint8_t* r1 = light + size_t(ly.i1) * light_w * 3;
-        widen(rgb(r0 + size_t(lx.i0) * 3), a_lo, a_hi);
-        widen(rgb(r0 + size_t(lx.i1) * 3), b_lo, b_hi);
-        widen(rgb(r1 + size_t(lx.i0) * 3), d_lo, d_hi);
-        widen(rgb(r1 + size_t(lx.i1) * 3), e_lo, e_hi);
-        const __m128d ax = _mm_set1_pd(lx.a), ay = _mm_set1_pd(ly.a);
-        l01 = blend2(a_lo, b_lo, d_lo, e_lo, ax, ay);
-        l2x = blend2(a_hi, b_hi, d_hi, e_hi, ax, ay);
-    }
+    __m128d l01, l2x;
+    sample(light, light_w, 3, lx, ly, l01, l2x);
     __m128d c01 = _mm_set1_pd(255), c23 = c01;
-    if (level) {
-        const uint8_t* r0 = level->rgba.data() + size_t(ty.i0) * level->width * 4;
-        const uint8_t* r1 = level->rgba.data() + size_t(ty.i1) * level->width * 4;
-        widen(rgba(r0 + size_t(tx.i0) * 4), a_lo, a_hi);
-        widen(rgba(r0 + size_t(tx.i1) * 4), b_lo, b_hi);
-        widen(rgba(r1 + size_t(tx.i0) * 4), d_lo, d_hi);
-        widen(rgba(r1 + size_t(tx.i1) * 4), e_lo, e_hi);
-        const __m128d ax = _mm_set1_pd(tx.a), ay = _mm_set1_pd(ty.a);
-        c01 = blend2(a_lo, b_lo, d_lo, e_lo, ax, ay);
-        c23 = blend2(a_hi, b_hi, d_hi, e_hi, ax, ay);
-    }
+    if (level) sample(level->rgba.data(), level->width, 4, tx, ty, c01, c23);
     const __m128d k255 = _mm_set1_pd(255.0);
     const __m128d v01 = _mm_div_pd(_mm_mul_pd(c01, l01), k255);
     const __m128d v23 = _mm_shuffle_pd(_mm_div_pd(_mm_mul_pd(c23, l2x), k255), c23, 0b10);  // alpha: the texture's
