@@ -38,7 +38,6 @@ inline uint8_t round_to_byte(double v) {
     return uint8_t(std::min(255, r + (v - r >= 0.5)));
 }
 
-
 /// tap() for n texels; wraps (textures) or clamps (atlas).
 inline Tap tap(double v, uint32_t n, bool wrap) {
     v -= 0.5;
@@ -183,7 +182,6 @@ void dilate(model::Texture& img, std::vector<uint8_t>& mask, int rings) {
     }
 }
 
-
 }  // namespace
 
 RowSpans::RowSpans(const double (&px)[3], const double (&py)[3], double det, int x0, int x1, int y0, int y1)
@@ -255,7 +253,7 @@ namespace {
                           _mm_mul_pd(_mm_add_pd(_mm_mul_pd(d, ax1), _mm_mul_pd(e, ax)), ay));
     };
     // The bilinear blend of an image's texels (3 or 4 bytes each) at taps x, y:
-    // channels 0-1 in `lo`, 2-3 in `hi` (3 for a 3-channel image: garbage, unused).
+    // channels 0-1 in `lo`, 2-3 in `hi` (channel 3 of a 3-channel image is 0, unused).
     const auto sample = [&](const uint8_t* data, uint32_t w, size_t channels, const Tap& x, const Tap& y, __m128d& lo,
                             __m128d& hi) {
         const auto texel = [&](const uint8_t* row, uint32_t i) {  // its bytes in one word
