@@ -316,57 +316,11 @@ Bytes encode_png_banded(uint32_t width, uint32_t height, int channels, ByteSpan 
     return out;
 }
 
-}  // namespace
-
-Bytes encode_opaque_rgba_png(uint32_t width, uint32_t height, ByteSpan rgba, int compression) {
-    if (width == 0 || height == 0 || width > kPngMaxDimension || height > kPngMaxDimension ||
-        rgba.size() != uint64_t(width) * height * 4)
-        return encode_png(width, height, 4, rgba, compression);  // its own error for the same arguments
-    // With alpha 255 everywhere, the RGBA pixels' palette (if any) is the RGB copy's.
-    if (uint64_t(width) * height * 3 >= kBandedMinBytes && !find_palette(width, height, 4, rgba))
-        return encode_png_banded(width, height, 3, rgba, std::clamp(compression, 0, 9), 4);
-    Bytes rgb(size_t(width) * height * 3);
-    drop_alpha(rgba.data(), size_t(width) * height, rgb.data());
-    return encode_png(width, height, 3, rgb, compression);
-}
-
-Bytes encode_png(uint32_t width, uint32_t height, int channels, ByteSpan pixels, int compression) {
-    if (width == 0 || height == 0 || width > kPngMaxDimension || height > kPngMaxDimension)
-        throw std::invalid_argument("encode_png: image size " + std::to_string(width) + "x" + std::to_string(height) +
-                                    " is not a valid PNG size");
-    if (channels < 1 || channels > 4)
-        throw std::invalid_argument("encode_png: " + std::to_string(channels) + " channels (1 to 4 allowed)");
-    const uint64_t stride = uint64_t(width) * uint64_t(channels);
-    if (pixels.size() != stride * height)
-        throw std::invalid_argument("encode_png: " + std::to_string(pixels.size()) + " bytes of pixels for " +
-                                    std::to_string(width) + "x" + std::to_string(height) + "x" +
-                                    std::to_string(channels));
-    static constexpr int kColorType[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
-                                         PNG_COLOR_TYPE_RGB_ALPHA};
-
-    // Images of at most 256 colours are written with a palette (colour type 3):
-    // a quarter of the data to compress, and smaller files. Others are
-    // filtered with Paeth on every row (see filter_row()), which suits
-    // lightmaps and photographic textures.
-    const std::optional<Paletted> paletted = find_palette(width, height, channels, pixels);
-    if (!paletted && pixels.size() >= kBandedMinBytes)
-        return encode_png_banded(width, height, channels, pixels, std::clamp(compression, 0, 9));
-    const uint8_t* rows_from = paletted ? paletted->indices.data() : pixels.data();
-    const uint64_t row_bytes = paletted ? width : stride;
-    Bytes out;
-    out.reserve(size_t(std::min<uint64_t>(pixels.size() / 4 + 1024, uint64_t(1) << 26)));
-    std::vector<png_bytep> rows(height);
-    for (uint32_t y = 0; y < height; ++y) rows[y] = const_cast<png_bytep>(rows_from + row_bytes * y);
-    std::array<png_color, 256> plte{};
-    std::array<png_byte, 256> trns{};
-    int trns_count = 0;
-    if (paletted) {
-        for (size_t i = 0; i < paletted->colors.size(); ++i) {
-            plte[i] = {paletted->colors[i][0], paletted->colors[i][1], paletted->colors[i][2]};
-            trns[i] = paletted->colors[i][3];
-            if (trns[i] != 255) trns_count = int(i) + 1;
-        }
-    }
+/// libpng writing `rows` into `out`: its errors (a longjmp back here, where
+/// every C++ object was made before the setjmp) become a bspkit::Error.
+/// `plte` null: no palette.
+void run_libpng(Bytes& out, uint32_t width, uint32_t height, int color_type, png_bytepp rows, const png_color* plte,
+                int plte_count, const png_byte* trns, int trns_count, int compression) {
     WriteState state;
     state.out = &out;
 
@@ -385,19 +339,85 @@ Bytes encode_png(uint32_t width, uint32_t height, int channels, ByteSpan pixels,
     png_set_write_fn(png, &state, on_write, on_flush);
     png_set_compression_level(png, std::clamp(compression, 0, 9));
     png_set_compression_strategy(png, zlib_strategy(std::clamp(compression, 0, 9)));
-    png_set_filter(png, PNG_FILTER_TYPE_BASE,
-                   paletted ? PNG_FILTER_NONE : PNG_FILTER_PAETH);
-    png_set_IHDR(png, info, width, height, 8, paletted ? PNG_COLOR_TYPE_PALETTE : kColorType[channels - 1],
-                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    if (paletted) {
-        png_set_PLTE(png, info, plte.data(), int(paletted->colors.size()));
-        if (trns_count) png_set_tRNS(png, info, trns.data(), trns_count, nullptr);
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, plte ? PNG_FILTER_NONE : PNG_FILTER_PAETH);
+    png_set_IHDR(png, info, width, height, 8, color_type, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+                 PNG_FILTER_TYPE_DEFAULT);
+    if (plte) {
+        png_set_PLTE(png, info, plte, plte_count);
+        if (trns_count) png_set_tRNS(png, info, trns, trns_count, nullptr);
     }
     png_write_info(png, info);
-    png_write_image(png, rows.data());
+    png_write_image(png, rows);
     png_write_end(png, nullptr);
     png_destroy_write_struct(&png, &info);
+}
+
+/// The PNG of a checked image through libpng: with `paletted`'s palette and
+/// indices when given (then `pixels` is not read), else the `channels`-byte
+/// pixels Paeth-filtered on every row.
+Bytes libpng_encode(uint32_t width, uint32_t height, int channels, ByteSpan pixels, int compression,
+                    const Paletted* paletted) {
+    static constexpr int kColorType[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
+                                         PNG_COLOR_TYPE_RGB_ALPHA};
+    const uint64_t stride = uint64_t(width) * uint64_t(channels);
+    const uint8_t* rows_from = paletted ? paletted->indices.data() : pixels.data();
+    const uint64_t row_bytes = paletted ? width : stride;
+    Bytes out;
+    out.reserve(size_t(std::min<uint64_t>(stride * height / 4 + 1024, uint64_t(1) << 26)));
+    std::vector<png_bytep> rows(height);
+    for (uint32_t y = 0; y < height; ++y) rows[y] = const_cast<png_bytep>(rows_from + row_bytes * y);
+    std::array<png_color, 256> plte{};
+    std::array<png_byte, 256> trns{};
+    int trns_count = 0;
+    if (paletted) {
+        for (size_t i = 0; i < paletted->colors.size(); ++i) {
+            plte[i] = {paletted->colors[i][0], paletted->colors[i][1], paletted->colors[i][2]};
+            trns[i] = paletted->colors[i][3];
+            if (trns[i] != 255) trns_count = int(i) + 1;
+        }
+    }
+    run_libpng(out, width, height, paletted ? PNG_COLOR_TYPE_PALETTE : kColorType[channels - 1], rows.data(),
+               paletted ? plte.data() : nullptr, paletted ? int(paletted->colors.size()) : 0, trns.data(), trns_count,
+               compression);
     return out;
+}
+
+}  // namespace
+
+Bytes encode_opaque_rgba_png(uint32_t width, uint32_t height, ByteSpan rgba, int compression) {
+    if (width == 0 || height == 0 || width > kPngMaxDimension || height > kPngMaxDimension ||
+        rgba.size() != uint64_t(width) * height * 4)
+        return encode_png(width, height, 4, rgba, compression);  // its own error for the same arguments
+    // With alpha 255 everywhere, the RGBA pixels' palette (if any) is the one
+    // encode_png() finds in the RGB copy: found once, and used as it is.
+    const std::optional<Paletted> paletted = find_palette(width, height, 4, rgba);
+    if (paletted) return libpng_encode(width, height, 3, {}, compression, &*paletted);
+    if (uint64_t(width) * height * 3 >= kBandedMinBytes)
+        return encode_png_banded(width, height, 3, rgba, std::clamp(compression, 0, 9), 4);
+    Bytes rgb(size_t(width) * height * 3);
+    drop_alpha(rgba.data(), size_t(width) * height, rgb.data());
+    return libpng_encode(width, height, 3, rgb, compression, nullptr);
+}
+
+Bytes encode_png(uint32_t width, uint32_t height, int channels, ByteSpan pixels, int compression) {
+    if (width == 0 || height == 0 || width > kPngMaxDimension || height > kPngMaxDimension)
+        throw std::invalid_argument("encode_png: image size " + std::to_string(width) + "x" + std::to_string(height) +
+                                    " is not a valid PNG size");
+    if (channels < 1 || channels > 4)
+        throw std::invalid_argument("encode_png: " + std::to_string(channels) + " channels (1 to 4 allowed)");
+    const uint64_t stride = uint64_t(width) * uint64_t(channels);
+    if (pixels.size() != stride * height)
+        throw std::invalid_argument("encode_png: " + std::to_string(pixels.size()) + " bytes of pixels for " +
+                                    std::to_string(width) + "x" + std::to_string(height) + "x" +
+                                    std::to_string(channels));
+    // Images of at most 256 colours are written with a palette (colour type 3):
+    // a quarter of the data to compress, and smaller files. Others are
+    // filtered with Paeth on every row (see filter_row()), which suits
+    // lightmaps and photographic textures.
+    const std::optional<Paletted> paletted = find_palette(width, height, channels, pixels);
+    if (!paletted && pixels.size() >= kBandedMinBytes)
+        return encode_png_banded(width, height, channels, pixels, std::clamp(compression, 0, 9));
+    return libpng_encode(width, height, channels, pixels, compression, paletted ? &*paletted : nullptr);
 }
 
 void write_png(const std::filesystem::path& path, uint32_t width, uint32_t height, int channels, ByteSpan pixels,
