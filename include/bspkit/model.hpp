@@ -176,13 +176,14 @@ bspx::LightingOptions lighting_options(const BuildOptions& options);
 Map build(const Bsp& bsp, const BuildOptions& options = {});
 
 /// Bytes the lightmap pages of one map may take together (every page is the
-/// size of the whole atlas; the first page is always built).
+/// size of the whole atlas; an atlas larger than this gets no page at all).
 inline constexpr uint64_t kMaxLightmapPageBytes = uint64_t(512) << 20;
 
 /// Packs Map::lightmap_images into one atlas per light style and rewrites
 /// every vertex's lightmap_uv into atlas coordinates (0..1). Called by build().
 /// Pages that would pass `max_page_bytes` in total are left out with a
-/// diagnostic (a hostile map naming hundreds of styles).
+/// diagnostic (a hostile map naming hundreds of styles); when one page alone
+/// would, there are none and no surface keeps its lightmap.
 void pack_lightmaps(Map& map, uint64_t max_page_bytes = kMaxLightmapPageBytes);
 
 /// Every light style's page added up (saturating at 255): the map with all

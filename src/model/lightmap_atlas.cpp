@@ -103,6 +103,18 @@ void pack_lightmaps(Map& map, uint64_t max_page_bytes) {
 
     map.lightmaps.clear();
     const uint64_t page_bytes = uint64_t(width) * height * 3;
+    if (page_bytes > max_page_bytes) {
+        // Hostile shapes (a lightmap 65536 luxels long, another as tall) can
+        // spread a few MB of samples over an atlas of gigabytes: no pages then.
+        map.diagnostics.push_back({Severity::warning, "lighting", -1,
+                                   "lightmaps not packed: their atlas would be " + std::to_string(width) + " x " +
+                                       std::to_string(height) + " luxels (" + std::to_string(page_bytes) +
+                                       " bytes), over the " + std::to_string(max_page_bytes) + " bytes allowed"});
+        for (Model& m : map.models)
+            for (Surface& s : m.surfaces) s.lightmap = -1;
+        images.clear();
+        return;
+    }
     size_t skipped = 0;
     for (size_t style = 0; style < 255; ++style) {
         if (!used[style]) continue;
