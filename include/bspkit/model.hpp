@@ -176,7 +176,9 @@ bspx::LightingOptions lighting_options(const BuildOptions& options);
 Map build(const Bsp& bsp, const BuildOptions& options = {});
 
 /// Bytes the lightmap pages of one map may take together (every page is the
-/// size of the whole atlas; an atlas larger than this gets no page at all).
+/// size of the whole atlas). One page gets at most this, and at most 16 times
+/// the luxels of the images it packs plus 1 Mi luxels: an atlas of
+/// pathological shapes larger than that gets no page at all.
 inline constexpr uint64_t kMaxLightmapPageBytes = uint64_t(512) << 20;
 
 /// Packs Map::lightmap_images into one atlas per light style and rewrites

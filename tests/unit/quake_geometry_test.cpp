@@ -265,37 +265,43 @@ TEST(QuakeGeometry, LightmapPagesAreCappedInBytes) {
 // A lightmap 65536 luxels long and another as tall hold little data but would
 // need an atlas of 131072 x 65538 luxels (25 GB): no page is built, the
 // surfaces lose their lightmaps, and a diagnostic says why (a fuzzed GoldSrc
-// map made `bspkit export` allocate 8.8 GB before this).
-TEST(QuakeGeometry, LightmapAtlasTooLargeForOnePageIsNotBuilt) {
-    model::Map map;
-    model::Model world;
-    for (const auto& [w, h] : {std::pair<uint32_t, uint32_t>{65536, 1}, {1, 65536}, {4, 4}}) {
-        model::LightmapImage img;
-        img.width = w, img.height = h;
-        img.styles.emplace_back(size_t(w) * h * 3, uint8_t(100));
-        model::Surface s;
-        s.styles = {0, 255, 255, 255};
-        s.lightmap = int32_t(map.lightmap_images.size());
-        s.vertices.resize(3);
-        map.lightmap_images.push_back(std::move(img));
-        world.surfaces.push_back(std::move(s));
-    }
-    map.models.push_back(world);
-    model::Map kept = map;
-    // The small one alone is packed.
-    kept.lightmap_images.erase(kept.lightmap_images.begin(), kept.lightmap_images.begin() + 2);
-    kept.models[0].surfaces.erase(kept.models[0].surfaces.begin(), kept.models[0].surfaces.begin() + 2);
-    kept.models[0].surfaces[0].lightmap = 0;
+// map made `bspkit export` allocate 8.8 GB before this). 4096 luxels each way
+// need 8192 x 4098 (100 MB, under the 512 MB for all pages): refused too, as
+// over 16 times the images' own luxels.
+TEST(QuakeGeometry, LightmapAtlasOfPathologicalShapesIsNotBuilt) {
+    const auto map_of = [](std::vector<std::pair<uint32_t, uint32_t>> sizes) {
+        model::Map map;
+        model::Model world;
+        for (const auto& [w, h] : sizes) {
+            model::LightmapImage img;
+            img.width = w, img.height = h;
+            img.styles.emplace_back(size_t(w) * h * 3, uint8_t(100));
+            model::Surface s;
+            s.styles = {0, 255, 255, 255};
+            s.lightmap = int32_t(map.lightmap_images.size());
+            s.vertices.resize(3);
+            map.lightmap_images.push_back(std::move(img));
+            world.surfaces.push_back(std::move(s));
+        }
+        map.models.push_back(world);
+        return map;
+    };
+    model::Map kept = map_of({{4, 4}, {17, 300}, {300, 17}});
     model::pack_lightmaps(kept);
     ASSERT_EQ(kept.lightmaps.size(), 1u);
     EXPECT_TRUE(kept.diagnostics.empty());
 
-    model::pack_lightmaps(map);
-    EXPECT_TRUE(map.lightmaps.empty());
-    EXPECT_TRUE(map.lightmap_images.empty());
-    for (const model::Surface& s : map.models[0].surfaces) EXPECT_EQ(s.lightmap, -1);
-    ASSERT_EQ(map.diagnostics.size(), 1u);
-    EXPECT_NE(map.diagnostics[0].message.find("lightmaps not packed"), std::string::npos) << map.diagnostics[0].message;
+    for (const uint32_t side : {65536u, 4096u}) {
+        SCOPED_TRACE(side);
+        model::Map map = map_of({{side, 1}, {1, side}, {4, 4}});
+        model::pack_lightmaps(map);
+        EXPECT_TRUE(map.lightmaps.empty());
+        EXPECT_TRUE(map.lightmap_images.empty());
+        for (const model::Surface& s : map.models[0].surfaces) EXPECT_EQ(s.lightmap, -1);
+        ASSERT_EQ(map.diagnostics.size(), 1u);
+        EXPECT_NE(map.diagnostics[0].message.find("lightmaps not packed"), std::string::npos)
+            << map.diagnostics[0].message;
+    }
 }
 
 TEST(QuakeGeometry, MaterialFlagsFromNamesAndTexinfo) {
