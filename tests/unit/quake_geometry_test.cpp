@@ -359,6 +359,22 @@ TEST(QuakeGeometry, Quake2FlagsFromSurfAndContents) {
     EXPECT_GE(s[2].lightmap, 0);
 }
 
+// Brushes that each claim every brush side (a fuzzed map: 10 s of the
+// fuzzer's time) stop being read once they claim the sides more than twice
+// over plus 1 Mi, with a warning; the first brushes' contents still count.
+TEST(QuakeGeometry, Quake2BrushesClaimingEverySideAreBounded) {
+    Quake2Map m;
+    m.brushes[0].contents = 32;  // CONTENTS_WATER
+    const quake2::dbrush_t all{0, int32_t(m.brushsides.size()), 1};
+    m.brushes.resize(m.brushes.size() + (size_t(1) << 20) / m.brushsides.size() + 10, all);
+    const model::Map map = unpacked(Bsp::parse(m.build(), "q2.bsp"));
+    EXPECT_EQ(map.materials[map.models[0].surfaces[0].material].flags & model::kWater, uint32_t(model::kWater));
+    size_t warnings = 0;
+    for (const Diagnostic& d : map.diagnostics)
+        warnings += d.message.find("claim the brush sides more than twice over") != std::string::npos;
+    EXPECT_EQ(warnings, 1u);
+}
+
 TEST(QuakeGeometry, CollinearAndRepeatedCornersMakeNoDegenerateTriangles) {
     // Face 0 walks its quad with a repeated corner and an edge midpoint added.
     each_variant([]<class Types>(const Variant& v) {

@@ -105,9 +105,19 @@ private:
         contents_.assign(texinfo_.size(), 0);
         const auto brushes = q_.brushes();
         const auto sides = q_.brushsides();
+        // A real map's brushes own disjoint runs of sides; hostile ones naming
+        // the whole lump each would make this brushes x sides.
+        uint64_t budget = 2 * uint64_t(sides.size()) + (uint64_t(1) << 20);
         for (const dbrush_t& b : brushes) {
             if (b.firstside < 0 || b.numsides < 0 || uint64_t(b.firstside) + uint64_t(b.numsides) > sides.size())
                 continue;  // `check` reports it; only flags depend on it
+            if (uint64_t(b.numsides) > budget) {
+                out_.diagnostics.push_back({Severity::warning, "brushes", -1,
+                                            "the brushes claim the brush sides more than twice over: the contents "
+                                            "of the rest are left out of the surfaces' flags"});
+                break;
+            }
+            budget -= uint64_t(b.numsides);
             for (int32_t k = 0; k < b.numsides; ++k) {
                 const int16_t ti = sides[size_t(b.firstside + k)].texinfo;
                 if (ti >= 0 && size_t(ti) < contents_.size()) contents_[size_t(ti)] |= b.contents;
