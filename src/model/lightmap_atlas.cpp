@@ -126,8 +126,9 @@ void pack_lightmaps(Map& map, uint64_t max_page_bytes) {
         if (!used[style]) continue;
         // Every page is as large as the whole atlas: a hostile map whose faces
         // name hundreds of styles must not multiply memory. Real maps use a
-        // few dozen styles at most (engines keep 64 or 256 light styles).
-        if (!map.lightmaps.empty() && page_bytes * (map.lightmaps.size() + 1) > max_page_bytes) {
+        // few dozen styles at most (engines keep 64 or 256 light styles). The
+        // first page always fits: a larger one was refused above.
+        if (page_bytes * (map.lightmaps.size() + 1) > max_page_bytes) {
             ++skipped;
             continue;
         }
