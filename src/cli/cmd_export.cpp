@@ -149,10 +149,17 @@ int run_export(const Args& a) {
     };
     const exporter::Summary summary = exporter::write(map, a.out, options);
     progress.finish();
+    // What the build left out or could not read (a refused lightmap atlas,
+    // lightmaps kept outside the map...): without a word, the export would
+    // just look dark or bare.
+    print_diagnostics(a.file, map.diagnostics);
 
     if (a.json) {
         nlohmann::json files = nlohmann::json::array();
         for (const auto& f : summary.files) files.push_back(f.string());
+        nlohmann::json warnings = nlohmann::json::array();
+        for (const Diagnostic& d : map.diagnostics)
+            warnings.push_back({{"lump", d.lump}, {"offset", d.offset}, {"message", d.message}});
         const nlohmann::json j = {{"file", a.file},
                                   {"output", a.out},
                                   {"files", files},
@@ -164,7 +171,8 @@ int run_export(const Args& a) {
                                   {"images", summary.images},
                                   {"skipped_surfaces", summary.skipped_surfaces},
                                   {"skipped_models", summary.skipped_models},
-                                  {"missing", missing_textures}};
+                                  {"missing", missing_textures},
+                                  {"warnings", warnings}};
         fmt::print("{}\n", j.dump(2));
     }
     fmt::print(stderr, "{}: wrote {} ({} models, {} triangles, {} materials, {} images; skipped {} surfaces, {} models)\n",

@@ -107,6 +107,12 @@ TEST_P(ExportCorpus, GlbPassesTheValidatorAndHoldsTheModel) {
 
     const auto map = build_or_fail(file);
     ASSERT_TRUE(map);
+    // What the build left out (nexuiz_ons-reborn: lightmaps kept outside the
+    // map) is said on stderr and in --json, not only in `bspkit lightmaps`.
+    ASSERT_TRUE(summary.contains("warnings"));
+    EXPECT_EQ(summary["warnings"].size(), map->diagnostics.size());
+    for (const Diagnostic& d : map->diagnostics)
+        EXPECT_NE(r.err.find(d.message), std::string::npos) << "not on stderr: " << d.message << "\n" << r.err;
     const Expected want = expected(*map);
     const GltfFile glb = GltfFile::read(out);
     expect_every_image_shown(glb.doc, out);
