@@ -47,7 +47,8 @@ int run_lightmaps(const std::string& file, const std::string& dir, bool json, bo
     if (json)
         fmt::print("{}\n", j.dump(2));
     else if (map.lightmaps.empty())
-        fmt::print(stderr, "{}: no lightmaps (no lit surfaces): nothing written\n", file);
+        fmt::print(stderr, "{}: no lightmaps ({}): nothing written\n", file,
+                   map.diagnostics.empty() ? "no lit surfaces" : "no surface kept one: see the warnings above");
     return kExitOk;
 }
 

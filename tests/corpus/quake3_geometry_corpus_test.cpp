@@ -7,6 +7,7 @@
 // (evaluated here in double precision), control points at the parameter
 // corners, and watertight where two patches share an edge.
 #include "corpus.hpp"
+#include "run.hpp"
 
 #include "formats/quake3/geometry.hpp"
 
@@ -125,6 +126,19 @@ TEST(Quake3GeometryCorpusFiles, AllQuake3AndRtcwMapsArePresent) {
         EXPECT_NE(std::find(paths.begin(), paths.end(), required), paths.end()) << required;
         EXPECT_EQ(read_corpus(corpus_file(required)).size(), corpus_file(required).size) << required;
     }
+}
+
+// A map whose lightmaps were kept outside it (q3map2 -external): `lightmaps`
+// writes nothing and points at the warning instead of claiming no surface is lit.
+TEST(Quake3GeometryCorpusFiles, LightmapsVerbOnExternalLightmapsNamesTheReason) {
+    const CorpusFile& f = corpus_file("q3_v46/nexuiz_ons-reborn.bsp");
+    (void)read_corpus(f);
+    const RunResult r = run_cli({"lightmaps", f.path.string(), "-o", temp_dir("q3_external_lm")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("the lightmaps lump is empty (lightmaps kept outside the map"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("no lightmaps (no surface kept one: see the warnings above)"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("no lit surfaces"), std::string::npos) << r.err;
 }
 
 // Polygons, meshes, billboards, materials and lightmaps at the default (adaptive) level.
