@@ -59,6 +59,40 @@ TEST(Checker, AbsorbGivesTheOneThreadReport) {
     EXPECT_NE(text(one_thread).find("error leafs -1 visofs 2 more findings"), std::string::npos);
 }
 
+// Past the cap the range / index / finite tests count a finding without
+// composing it; kinds that interleave, and counts absorbed from another
+// checker, all land on their own "more findings" line.
+TEST(Checker, CapCountsInterleavedKindsAndAbsorbedOnes) {
+    CheckReport r;
+    {
+        Checker c(r, 2);
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        for (int i = 0; i < 10; ++i) {
+            EXPECT_FALSE(c.index("faces", i, "texinfo", -5, 3, "texinfo"));
+            EXPECT_FALSE(c.range("leafs", i, "firstmarksurface", 10, "nummarksurfaces", 5, 12, "marksurfaces"));
+            EXPECT_FALSE(c.range("leafs", i, "firstmarksurface", -1, "nummarksurfaces", 5, 12, "marksurfaces"));
+            EXPECT_FALSE(c.finite("planes", i, "dist", nan));
+        }
+        CheckReport side;
+        Checker other(side, 2);
+        for (int i = 0; i < 5; ++i) other.index("faces", 100 + i, "texinfo", 7, 3, "texinfo");
+        c.absorb(other);
+        EXPECT_FALSE(c.index("faces", 200, "texinfo", 9, 3, "texinfo"));
+    }
+    const std::string t = text(r);
+    EXPECT_NE(t.find("error faces 0 texinfo texinfo -5 is out of range: texinfo has 3 records"), std::string::npos) << t;
+    EXPECT_EQ(t.find("faces 2 texinfo"), std::string::npos) << t;
+    // 10 - 2 here, 5 there (2 listed there, past the cap here), 1 after.
+    EXPECT_NE(t.find("error faces -1 texinfo 14 more findings"), std::string::npos) << t;
+    EXPECT_NE(t.find("error leafs 0 nummarksurfaces firstmarksurface 10 + nummarksurfaces 5 = 15 runs past the 12 records"),
+              std::string::npos) << t;
+    EXPECT_NE(t.find("error leafs -1 nummarksurfaces 8 more findings"), std::string::npos) << t;
+    EXPECT_NE(t.find("error leafs 0 firstmarksurface firstmarksurface -1 is negative"), std::string::npos) << t;
+    EXPECT_NE(t.find("error leafs -1 firstmarksurface 8 more findings"), std::string::npos) << t;
+    EXPECT_NE(t.find("error planes -1 dist 8 more findings"), std::string::npos) << t;
+    EXPECT_EQ(r.findings.size(), 4u * 2 + 4) << t;
+}
+
 TEST(Checker, FiniteReportsOnceARecordHoldsANonFiniteValue) {
     CheckReport r;
     {

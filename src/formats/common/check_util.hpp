@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -114,6 +115,8 @@ public:
         }
         other.suppressed_.clear();
         other.seen_.clear();
+        other.last_.reset();
+        last_.reset();  // its `suppressed` may be end() while the kind is now there
     }
 
     void finish() {
@@ -124,16 +127,19 @@ public:
                                         std::to_string(count) + " more findings like the ones above were not listed"});
         }
         suppressed_.clear();
+        last_.reset();
     }
 
 private:
     [[gnu::cold, gnu::noinline]] void finite_error(std::string_view lump, int64_t record, std::string_view field) {
-        error(lump, record, field, std::string(field) + " holds a non-finite value");
+        if (!admit(Severity::error, lump, field)) return;
+        push(Severity::error, lump, record, field, std::string(field) + " holds a non-finite value");
     }
 
     [[gnu::cold, gnu::noinline]] void index_error(std::string_view lump, int64_t record, std::string_view field,
                                                   int64_t value, size_t count, std::string_view target) {
-        error(lump, record, field,
+        if (!admit(Severity::error, lump, field)) return;
+        push(Severity::error, lump, record, field,
               std::string(field) + " " + std::to_string(value) + " is out of range: " + std::string(target) + " has " +
                   std::to_string(count) + " records");
     }
@@ -141,6 +147,10 @@ private:
     [[gnu::cold, gnu::noinline]] void range_error(std::string_view lump, int64_t record, std::string_view first_field,
                                                   int64_t first, std::string_view num_field, int64_t num, size_t count,
                                                   std::string_view target) {
+        // Blame the count when the start is fine and the count runs over.
+        const bool blame_num = num < 0 || (first >= 0 && uint64_t(first) <= count);
+        const std::string_view blamed = blame_num ? num_field : first_field;
+        if (!admit(Severity::error, lump, blamed)) return;
         std::string msg;
         if (num < 0)
             msg = std::string(num_field) + " " + std::to_string(num) + " is negative";
@@ -150,25 +160,58 @@ private:
             msg = std::string(first_field) + " " + std::to_string(first) + " + " + std::string(num_field) + " " +
                   std::to_string(num) + " = " + std::to_string(first + num) + " runs past the " +
                   std::to_string(count) + " records of " + std::string(target);
-        // Blame the count when the start is fine and the count runs over.
-        const bool blame_num = num < 0 || (first >= 0 && uint64_t(first) <= count);
-        error(lump, record, blame_num ? num_field : first_field, msg);
+        push(Severity::error, lump, record, blamed, std::move(msg));
     }
 
     void add(Severity s, std::string_view lump, int64_t record, std::string_view field, std::string message) {
-        auto& n = seen_[{s, std::string(lump), std::string(field)}];
-        if (n++ >= per_kind_) {
-            ++suppressed_[{s, std::string(lump), std::string(field)}];
-            return;
+        if (admit(s, lump, field)) push(s, lump, record, field, std::move(message));
+    }
+
+    /// Counts a finding of this kind; false (and counted as not listed) once
+    /// the kind is over its cap, so a caller can skip composing the message:
+    /// a hostile file's hundreds of thousands of broken references then cost
+    /// a lookup each, without allocating.
+    /// Findings of one kind come in runs: the last kind's entries are kept.
+    bool admit(Severity s, std::string_view lump, std::string_view field) {
+        const KeyView key{s, lump, field};
+        if (!last_ || KeyLess::view(last_->seen->first) != key) {
+            auto it = seen_.find(key);
+            if (it == seen_.end()) it = seen_.emplace(Key{s, std::string(lump), std::string(field)}, 0).first;
+            last_ = Last{it, suppressed_.end()};
         }
+        if (last_->seen->second++ < per_kind_) return true;
+        if (last_->suppressed == suppressed_.end()) {
+            last_->suppressed = suppressed_.find(key);
+            if (last_->suppressed == suppressed_.end())
+                last_->suppressed = suppressed_.emplace(last_->seen->first, 0).first;
+        }
+        ++last_->suppressed->second;
+        return false;
+    }
+    void push(Severity s, std::string_view lump, int64_t record, std::string_view field, std::string message) {
         report_.findings.push_back({s, std::string(lump), record, std::string(field), std::move(message)});
     }
 
     using Key = std::tuple<Severity, std::string, std::string>;
+    using KeyView = std::tuple<Severity, std::string_view, std::string_view>;
+    /// Orders Keys and looks them up by KeyView (no strings made for a lookup).
+    struct KeyLess {
+        using is_transparent = void;
+        static KeyView view(const Key& k) { return {std::get<0>(k), std::get<1>(k), std::get<2>(k)}; }
+        static const KeyView& view(const KeyView& k) { return k; }
+        template <class A, class B>
+        bool operator()(const A& a, const B& b) const {
+            return view(a) < view(b);
+        }
+    };
     CheckReport& report_;
     size_t per_kind_;
-    std::map<Key, size_t> seen_;
-    std::map<Key, size_t> suppressed_;
+    std::map<Key, size_t, KeyLess> seen_;
+    std::map<Key, size_t, KeyLess> suppressed_;
+    struct Last {
+        std::map<Key, size_t, KeyLess>::iterator seen, suppressed;
+    };
+    std::optional<Last> last_;  ///< admit()'s last kind; reset when the maps are cleared
     uint64_t budget_ = uint64_t(1) << 26;
     bool budget_exhausted_ = false;
 };
