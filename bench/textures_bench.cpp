@@ -52,7 +52,7 @@ Bsp sample(const std::string& file) {
 model::Map materials(Format format, const std::string& prefix, uint32_t size) {
     model::Map map;
     map.format = format;
-    for (int i = 0; i < kCount; ++i) map.materials.push_back({prefix + name(i), 0, size, size, -1});
+    for (int i = 0; i < kCount; ++i) map.materials.push_back({prefix + name(i), 0, size, size, -1, {}});
     return map;
 }
 

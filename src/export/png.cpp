@@ -294,10 +294,9 @@ Bytes encode_png_banded(uint32_t width, uint32_t height, int channels, ByteSpan 
         adler = adler32_concat(adler, uint32_t(band.adler), band.length);
         total += band.deflated.size();
     }
-    Bytes out;
-    out.reserve(total + 64 + 12 * bands);
     static constexpr uint8_t kSignature[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    out.insert(out.end(), std::begin(kSignature), std::end(kSignature));
+    Bytes out(std::begin(kSignature), std::end(kSignature));
+    out.reserve(total + 64 + 12 * bands);
     Bytes ihdr;
     put_be32(ihdr, width);
     put_be32(ihdr, height);

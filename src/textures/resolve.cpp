@@ -477,16 +477,19 @@ Resolved resolve(model::Map& map, const Bsp& bsp, const SearchPath& path) {
         if (it == by_name.end()) {
             Lookup l = resolver.find(mat.name);
             int32_t index = -1;
-            if (l.texture && decoded_bytes + l.texture->rgba.size() > kMaxDecodedBytes) {
+            // (The texture is reached through a pointer: GCC 12 takes the
+            // optional's payload read beside has_value() for uninitialised.)
+            model::Texture* found = l.texture ? &*l.texture : nullptr;
+            if (found && decoded_bytes + found->rgba.size() > kMaxDecodedBytes) {
                 l.problem = "not decoded: textures of this map already take " + std::to_string(decoded_bytes >> 20) +
                             " MiB (at most " + std::to_string(kMaxDecodedBytes >> 20) + " MiB)";
-                l.texture.reset();
+                found = nullptr;
             }
-            if (l.texture) {
-                decoded_bytes += l.texture->rgba.size();
-                l.texture->name = mat.name;
+            if (found) {
+                decoded_bytes += found->rgba.size();
+                found->name = mat.name;
                 index = int32_t(map.textures.size());
-                map.textures.push_back(std::move(*l.texture));
+                map.textures.push_back(std::move(*found));
                 ++out.found;
             } else {
                 out.missing.push_back({mat.name, std::move(l.searched), std::move(l.problem)});

@@ -147,7 +147,9 @@ TEST_P(ReadableFileTest, ReplacedLumpIsLaidOutAgainAndReopensCleanly) {
     EXPECT_EQ(again.revision(), bsp.revision());
     for (size_t i = 0; i < again.lump_count(); ++i) {
         const LumpEntry& e = again.entry(i);
-        if (e.length > 0) EXPECT_EQ(e.offset % 4, 0) << again.lump_name(i);
+        if (e.length > 0) {
+            EXPECT_EQ(e.offset % 4, 0) << again.lump_name(i);
+        }
     }
     for (const Diagnostic& d : again.diagnostics())
         ADD_FAILURE() << "after relayout: " << d.lump << ": " << d.message;

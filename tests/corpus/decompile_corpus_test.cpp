@@ -241,9 +241,14 @@ TEST_P(DecompileCorpus, BrushesPlanesTexturesAndParseBack) {
         }
     }
     EXPECT_GT(checked_sides, 0u);
-    if (has_tex) EXPECT_GT(checked_tex, 0u);
-    if (source) EXPECT_EQ(written.size() + r.stats.skipped_brushes, brushes.size());
-    else EXPECT_LE(written.size() + r.stats.skipped_brushes, brushes.size());
+    if (has_tex) {
+        EXPECT_GT(checked_tex, 0u);
+    }
+    if (source) {
+        EXPECT_EQ(written.size() + r.stats.skipped_brushes, brushes.size());
+    } else {
+        EXPECT_LE(written.size() + r.stats.skipped_brushes, brushes.size());
+    }
 
     if (source) {
         const source::Map m(bsp);
@@ -252,8 +257,12 @@ TEST_P(DecompileCorpus, BrushesPlanesTexturesAndParseBack) {
             if (o.bsp_brush < 0) continue;
             const bool detail = brushes[size_t(o.bsp_brush)].contents & 0x8000000;
             const auto cls = r.map.entities[o.entity].get("classname");
-            if (cls == "func_detail") EXPECT_TRUE(detail);
-            if (o.entity == 0) EXPECT_FALSE(detail) << "detail brush " << o.bsp_brush << " left in the world";
+            if (cls == "func_detail") {
+                EXPECT_TRUE(detail);
+            }
+            if (o.entity == 0) {
+                EXPECT_FALSE(detail) << "detail brush " << o.bsp_brush << " left in the world";
+            }
         }
         // Displacements.
         size_t disps = 0;

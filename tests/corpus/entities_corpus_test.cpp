@@ -87,8 +87,9 @@ TEST_P(EntitiesCorpus, ParsesAsTheLinesSay) {
     // "The first entity is always worldspawn" (Source BSP format doc; true of every engine here).
     EXPECT_EQ(lump.entities[0].get("classname"), "worldspawn");
     // Entity offsets point at a '{' of the file (uncompressed lumps).
-    if (!bsp.compressed(index))
+    if (!bsp.compressed(index)) {
         for (const Entity& e : lump.entities) ASSERT_EQ(bsp.file_bytes()[size_t(e.offset)], '{');
+    }
 }
 
 TEST_P(EntitiesCorpus, UnchangedRoundTripIsByteIdentical) {

@@ -614,7 +614,9 @@ TEST_P(QuakeGeometryCorpus, LightmapsVerbWritesAtlasPages) {
                     ++checked;
                 }
             }
-        if (style == 0) EXPECT_GT(checked, 0u);
+        if (style == 0) {
+            EXPECT_GT(checked, 0u);
+        }
     }
     size_t written = 0;
     for (const auto& e : std::filesystem::directory_iterator(dir)) written += e.path().extension() == ".png";

@@ -211,10 +211,11 @@ TEST_P(RenderCorpus, ViewsShowTheMap) {
     EXPECT_GE(std::max(hi - lo, bottom_row - top_row), o.width * 3 / 4);
     // No sky in the overview.
     for (size_t i = 0; i < n; ++i)
-        if (std::isfinite(overview.depth[i]))
+        if (std::isfinite(overview.depth[i])) {
             EXPECT_FALSE(overview.rgba[i * 4] == ov.sky[0] && overview.rgba[i * 4 + 1] == ov.sky[1] &&
                          overview.rgba[i * 4 + 2] == ov.sky[2])
                 << "sky at pixel " << i;
+        }
 }
 
 INSTANTIATE_TEST_SUITE_P(Maps, RenderCorpus, ::testing::ValuesIn(readable()),

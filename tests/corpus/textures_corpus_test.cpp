@@ -64,7 +64,7 @@ TEST_P(SourceTextures, PakfileMaterialsResolveFromThePakfile) {
         const std::string name = lower(pak.entries()[i].name);
         if (!ends_with(name, ".vtf") || name.rfind("materials/", 0) != 0) continue;
         vtfs.emplace_back(name, pak.extract(i));
-        probe.materials.push_back({name.substr(10, name.size() - 14), 0, 0, 0, -1});
+        probe.materials.push_back({name.substr(10, name.size() - 14), 0, 0, 0, -1, {}});
     }
     const auto r = textures::resolve(probe, bsp, {});
     size_t ldr = 0;

@@ -60,14 +60,14 @@ model::Map test_map() {
     model::Map map;
     map.format = Format::quake2;
     map.materials = {
-        {"e1u1/wall", 0, 4, 2, 0},
-        {"e1u1/window", model::kTranslucent, 2, 2, 1},
-        {"common/clip", model::kClip, 0, 0, -1},
-        {"common/skip", model::kNodraw, 0, 0, -1},
-        {"sky1", model::kSky | model::kUnlit, 0, 0, -1},
-        {"common/trigger", model::kTrigger, 0, 0, -1},
-        {"{fence/../../x y", model::kAlphaTest, 2, 2, 1},
-        {"*water", model::kWater, 0, 0, -1},
+        {"e1u1/wall", 0, 4, 2, 0, {}},
+        {"e1u1/window", model::kTranslucent, 2, 2, 1, {}},
+        {"common/clip", model::kClip, 0, 0, -1, {}},
+        {"common/skip", model::kNodraw, 0, 0, -1, {}},
+        {"sky1", model::kSky | model::kUnlit, 0, 0, -1, {}},
+        {"common/trigger", model::kTrigger, 0, 0, -1, {}},
+        {"{fence/../../x y", model::kAlphaTest, 2, 2, 1, {}},
+        {"*water", model::kWater, 0, 0, -1, {}},
     };
     model::Texture wall{"e1u1/wall", 4, 2, {}};
     for (int i = 0; i < 8; ++i) wall.rgba.insert(wall.rgba.end(), {uint8_t(i * 30), uint8_t(255 - i * 20), uint8_t(i * 7), 255});
@@ -851,7 +851,7 @@ TEST(Obj, CountsMatchTheModelAndIndicesAreInRange) {
 TEST(Obj, TrianglesAreCounterClockwiseAndYUpWorks) {
     const fs::path dir = test::temp_dir("obj_axes");
     model::Map map;
-    map.materials = {{"floor", 0, 0, 0, -1}};
+    map.materials = {{"floor", 0, 0, 0, -1, {}}};
     model::Model world;
     world.surfaces.push_back(quad(0, {0, 0, 0}, {64, 0, 0}, {0, 32, 0}, {0, 0, 1}, -1));
     map.models.push_back(world);
@@ -910,7 +910,7 @@ TEST(Obj, OneBigGroupIsCutBetweenTheTwoHalves) {
     // must still read as one `o`, one `usemtl` and the model's triangles.
     const fs::path dir = test::temp_dir("obj_split");
     model::Map map;
-    map.materials = {{"only", 0, 0, 0, -1}};
+    map.materials = {{"only", 0, 0, 0, -1, {}}};
     model::Model world;
     for (int i = 0; i < 101; ++i)
         world.surfaces.push_back(quad(0, {float(i * 16), 0, 0}, {16, 0, 0}, {0, 16, 0}, {0, 0, 1}, -1));
@@ -944,7 +944,7 @@ namespace {
 model::Map lit_quad(Format format, uint8_t luxel, bool textured) {
     model::Map map;
     map.format = format;
-    map.materials = {{"floor", 0, 2, 2, textured ? 0 : -1}, {"sky", model::kSky, 0, 0, -1}};
+    map.materials = {{"floor", 0, 2, 2, textured ? 0 : -1, {}}, {"sky", model::kSky, 0, 0, -1, {}}};
     if (textured) map.textures = {{"floor", 2, 2, {200, 100, 50, 255, 200, 100, 50, 255, 200, 100, 50, 255, 200, 100, 50, 255}}};
     model::Model world;
     model::Surface s = quad(0, {0, 0, 0}, {64, 0, 0}, {0, 64, 0}, {0, 0, 1}, 0);
@@ -1077,7 +1077,7 @@ TEST(Lighting, BakedExportsPassTheValidatorAndObjUsesTheBakedTexture) {
     const fs::path dir = test::temp_dir("baked");
     model::Map map = lit_quad(Format::quake1, 64, true);
     map.textures[0].name = "*water0";  // '*' -> '#' in file names, %23 in URIs
-    map.materials.push_back({"+0slip", 0, 2, 2, 0});
+    map.materials.push_back({"+0slip", 0, 2, 2, 0, {}});
     map.models[0].surfaces.push_back(quad(2, {0, 0, 64}, {64, 0, 0}, {0, 64, 0}, {0, 0, 1}, -1));
     for (const char* name : {"a/b/out.glb", "c/out.gltf"}) {  // missing folders are created
         exporter::write_gltf(map, dir / name);

@@ -14,6 +14,7 @@
 
 #include "samples.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <string>
@@ -60,8 +61,8 @@ inline std::vector<BoxFace> box_faces() {
 inline constexpr int kSamplesPerFace = 9 * 9;
 
 inline Bytes text(std::string_view s) {
-    Bytes out(s.begin(), s.end());
-    out.push_back(0);
+    Bytes out(s.size() + 1, 0);  // the text, then its NUL
+    std::copy(s.begin(), s.end(), out.begin());
     return out;
 }
 inline const std::string_view kEntities = "{\n\"classname\" \"worldspawn\"\n}\n";

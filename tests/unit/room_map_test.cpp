@@ -220,8 +220,12 @@ TEST(RoomMap, FacesCoverExactlyTheWalls) {
         EXPECT_TRUE(d.solid(back)) << "face " << i;
         // Floors show the floor texture, walls the bricks.
         const std::string& tex = miptex.entries[size_t(t.texinfo[size_t(f.texinfo)].miptex)].name;
-        if (axis == 2 && f.side == 0) EXPECT_EQ(tex, "floor");
-        if (axis != 2) EXPECT_EQ(tex, "bricks");
+        if (axis == 2 && f.side == 0) {
+            EXPECT_EQ(tex, "floor");
+        }
+        if (axis != 2) {
+            EXPECT_EQ(tex, "bricks");
+        }
         // The face is kept by a node on its own plane and marked by the leaf in front of it.
         bool on_node = false;
         for (const dnode_t& n : t.nodes)
@@ -300,7 +304,9 @@ TEST(RoomMap, VisibilityKeepsEveryLineOfSightAndSeparatesTheFarRooms) {
     // No straight line joins A and C in the design (what the assertion above relies on).
     for (const Vec3& p : points)
         for (const Vec3& q : points)
-            if (d.rooms[0].contains(p) && d.rooms[2].contains(q)) ASSERT_FALSE(line_of_sight(d, p, q));
+            if (d.rooms[0].contains(p) && d.rooms[2].contains(q)) {
+                ASSERT_FALSE(line_of_sight(d, p, q));
+            }
 }
 
 TEST(RoomMap, LightmapsHaveLightAndShadow) {

@@ -41,7 +41,7 @@ Bytes text_bytes(std::string_view s) { return Bytes(s.begin(), s.end()); }
 model::Map one_material(Format format, const std::string& name, uint32_t width = 0) {
     model::Map map;
     map.format = format;
-    map.materials.push_back({name, 0, width, width, -1});
+    map.materials.push_back({name, 0, width, width, -1, {}});
     model::Model m;
     model::Surface s;
     s.vertices.resize(3);
@@ -174,8 +174,8 @@ TEST(Textures, Quake3ShadersAndPk3WithStoredAndDeflatedEntries) {
     const Bsp bsp = Bsp::parse(q3->bytes, "q3.bsp");  // the rule comes from the model's format
     ASSERT_EQ(bsp.format(), Format::quake3);
     model::Map map = one_material(Format::quake3, "textures/base/wall_shader");
-    map.materials.push_back({"textures/base/plain", 0, 0, 0, -1});
-    map.materials.push_back({"textures/base/sky", 0, 0, 0, -1});
+    map.materials.push_back({"textures/base/plain", 0, 0, 0, -1, {}});
+    map.materials.push_back({"textures/base/sky", 0, 0, 0, -1, {}});
     textures::SearchPath path;
     path.game_dirs = {dir};
     const auto r = textures::resolve(map, bsp, path);
@@ -292,8 +292,8 @@ TEST(Textures, SourceVmtPatchAndVpkV1V2) {
     pak.write_to(bsp);
     const Bsp saved = Bsp::parse(bsp.serialize(), "src.bsp");
     model::Map map = one_material(Format::source, "maps/src/brick/wall_1_2_3", 128);
-    map.materials.push_back({"METAL/PLATE", 0, 2, 2, -1});
-    map.materials.push_back({"nothing/here", 0, 2, 2, -1});
+    map.materials.push_back({"METAL/PLATE", 0, 2, 2, -1, {}});
+    map.materials.push_back({"nothing/here", 0, 2, 2, -1, {}});
     textures::SearchPath path;
     path.game_dirs = {dir};
     const auto r = textures::resolve(map, saved, path);
