@@ -22,7 +22,7 @@ int run_lightmaps(const std::string& file, const std::string& dir, bool json, bo
     options.textures = false;
     options.hdr_lightmaps = hdr;
     const model::Map map = model::build(bsp, options);
-    for (const Diagnostic& d : map.diagnostics) print_diagnostic(file, d);
+    print_diagnostics(file, map.diagnostics);
 
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);

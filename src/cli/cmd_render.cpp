@@ -97,7 +97,7 @@ int run_render(const RenderArgs& a) {
     model::BuildOptions build;
     build.textures = options.textures;
     model::Map map = model::build(bsp, build);
-    for (const Diagnostic& d : map.diagnostics) print_diagnostic(a.file, d);
+    print_diagnostics(a.file, map.diagnostics);
     if (options.textures && a.texture_search.given()) resolve_textures_reporting(map, bsp, a.texture_search);
     const render::Scene scene = render::Scene::prepare(map, bsp, options);
     for (const std::string& w : scene.warnings()) fmt::print(stderr, "warning: {}\n", w);

@@ -59,8 +59,10 @@ int run_textures(const std::string& file, const std::string& dir, const std::str
         quake1::DecodedTextures decoded = quake1::decode_textures(quake1::Map(bsp), *palette);
         if (decoded.textures.size() == map.textures.size()) map.textures = std::move(decoded.textures);
     }
+    std::vector<Diagnostic> texture_diagnostics;
     for (const Diagnostic& d : map.diagnostics)
-        if (d.lump == "textures") print_diagnostic(file, d);
+        if (d.lump == "textures") texture_diagnostics.push_back(d);
+    print_diagnostics(file, texture_diagnostics);
     const size_t embedded = map.textures.size();
     textures::SearchPath path;
     if (palette) path.quake_palette = *palette;

@@ -5,6 +5,7 @@
 #include <bspkit/version.hpp>
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <string_view>
 #include <fmt/core.h>
@@ -53,8 +54,16 @@ void print_diagnostics(const std::string& file, const std::vector<Diagnostic>& d
         const Diagnostic& d = diagnostics[i];
         return d.lump.empty() || g_verbose ? std::string() : std::to_string(int(d.severity)) + d.message;
     });
+    // A damaged map can give a warning per face: past kLinesPerLump lines of
+    // one severity on one lump, the rest are counted on one line at the end.
+    constexpr size_t kLinesPerLump = 10;
+    std::map<std::pair<Severity, std::string>, size_t> lines, held;
     for (const auto& group : groups) {
         const Diagnostic& d = diagnostics[group.front()];
+        if (!g_verbose && !d.lump.empty() && lines[{d.severity, d.lump}]++ >= kLinesPerLump) {
+            held[{d.severity, d.lump}] += group.size();
+            continue;
+        }
         if (group.size() == 1) {
             print_diagnostic(file, d);
             continue;
@@ -63,6 +72,13 @@ void print_diagnostics(const std::string& file, const std::vector<Diagnostic>& d
         for (size_t i : group) lumps += (lumps.empty() ? "" : ", ") + diagnostics[i].lump;
         fmt::print(stderr, "{}: {}: {} lumps: {}: {} (--verbose lists each)\n", file,
                    d.severity == Severity::error ? "error" : "warning", group.size(), d.message, lumps);
+    }
+    for (const auto& [key, count] : held) {
+        const auto& [severity, lump] = key;
+        const char* word = severity == Severity::error ? "error" : severity == Severity::info ? "info" : "warning";
+        fmt::print(stderr, "{}\n",
+                   format_location_message({file, lump, -1}, fmt::format("{}: {} more like the ones above (--verbose "
+                                                                         "lists each)", word, count)));
     }
 }
 

@@ -23,7 +23,7 @@ nlohmann::json resolve_textures_reporting(model::Map& map, const Bsp& bsp, const
     for (const std::string& w : args.wads) path.wads.emplace_back(w);
     for (const std::string& d : args.game_dirs) path.game_dirs.emplace_back(d);
     const textures::Resolved r = textures::resolve(map, bsp, path);
-    for (const Diagnostic& d : r.diagnostics) print_diagnostic(bsp.file_name(), d);
+    print_diagnostics(bsp.file_name(), r.diagnostics);
     nlohmann::json missing = nlohmann::json::array();
     for (const textures::Missing& m : r.missing) {
         std::string places;

@@ -15,6 +15,7 @@
 #include "run.hpp"
 
 #include <gtest/gtest.h>
+#include <cstring>
 #include <set>
 #include <nlohmann/json.hpp>
 
@@ -234,6 +235,41 @@ TEST_P(ExportCorpus, DamagedCopiesExportOrFailCleanly) {
             expect_valid(out);
         }
     }
+}
+
+// A damaged map can warn once per face: stderr lists the first ten of a lump
+// and counts the rest on one line; --verbose and --json list them all.
+TEST(ExportCorpusWarnings, ManyWarningsOfOneLumpAreCounted) {
+    const CorpusFile& file = corpus_file("q1_v29/pd_change_dest.bsp");
+    Bytes bytes = read_corpus(file);
+    const Bsp original = Bsp::parse(bytes, file.relpath);
+    const LumpEntry& texinfo = original.entry(*original.find_lump("texinfo"));
+    ASSERT_EQ(texinfo.length % 40, 0);
+    for (int32_t at = texinfo.offset; at < texinfo.offset + texinfo.length; at += 40) {
+        const float huge = 1e30f;  // vecs[0][0]: every lit face's texture coordinates overflow
+        std::memcpy(bytes.data() + at, &huge, sizeof huge);
+    }
+    const fs::path dir = temp_dir("export_many_warnings");
+    const fs::path in = dir / "wild_texinfo.bsp";
+    write_file_atomic(in, bytes);
+    const RunResult r = run_cli({"export", in.string(), "-o", (dir / "out.glb").string(), "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto summary = nlohmann::json::parse(r.out);
+    const size_t warned = summary["warnings"].size();
+    ASSERT_GT(warned, 100u) << r.err;
+    size_t listed = 0, pos = 0;
+    const std::string face_line = "texture coordinates of the face are not finite or too large";
+    while ((pos = r.err.find(face_line, pos)) != std::string::npos) ++listed, ++pos;
+    EXPECT_EQ(listed, 10u) << r.err;
+    EXPECT_NE(r.err.find("lump faces: warning: " + std::to_string(warned - 10) +
+                         " more like the ones above (--verbose lists each)"),
+              std::string::npos)
+        << r.err;
+    const RunResult v = run_cli({"-v", "export", in.string(), "-o", (dir / "out.glb").string()});
+    ASSERT_EQ(v.exit_code, 0) << v.err;
+    listed = pos = 0;
+    while ((pos = v.err.find(face_line, pos)) != std::string::npos) ++listed, ++pos;
+    EXPECT_EQ(listed, warned);
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, ExportCorpus, ::testing::ValuesIn(readable_paths()),
