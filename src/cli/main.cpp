@@ -5,8 +5,8 @@
 #include <bspkit/version.hpp>
 
 #include <algorithm>
-#include <map>
 #include <cstdio>
+#include <map>
 #include <string_view>
 #include <fmt/core.h>
 

@@ -170,8 +170,8 @@ private:
     /// Counts a finding of this kind; false (and counted as not listed) once
     /// the kind is over its cap, so a caller can skip composing the message:
     /// a hostile file's hundreds of thousands of broken references then cost
-    /// a lookup each, without allocating.
-    /// Findings of one kind come in runs: the last kind's entries are kept.
+    /// a lookup each, without allocating. Findings of one kind come in runs:
+    /// the last kind's entries are kept at hand (last_).
     bool admit(Severity s, std::string_view lump, std::string_view field) {
         const KeyView key{s, lump, field};
         if (!last_ || KeyLess::view(last_->seen->first) != key) {
