@@ -138,6 +138,21 @@ struct PropPlacement {
     int32_t skin = 0;
 };
 
+/// Quake 3 maps lit by q3map2 -external: the lightmaps lump is empty and the
+/// faces name pages that the engines load from the game folders as
+/// maps/<map name>/lm_NNNN.tga (or .jpg / .png), NNNN the page number.
+struct ExternalLightmaps {
+    std::string folder;  ///< "maps/<map name>", the BSP file's name without its extension
+    struct Use {
+        uint32_t model;    ///< Model::index
+        uint32_t surface;  ///< index in that model's surfaces
+        uint32_t page;     ///< the face's lightmapNum
+    };
+    std::vector<Use> uses;        ///< every surface left unlit for want of its page
+    int64_t diagnostic = -1;      ///< the builder's warning about them in Map::diagnostics
+    bool empty() const noexcept { return uses.empty(); }
+};
+
 struct Map {
     Format format = Format::quake1;
     std::vector<Material> materials;
@@ -153,6 +168,9 @@ struct Map {
     /// What the builder skipped and why (a lightmap past the end of its lump,
     /// an undecodable texture, ...): the rest of the model is still usable.
     std::vector<Diagnostic> diagnostics;
+    /// Lightmap pages kept outside the map (Quake 3); textures::resolve()
+    /// loads them from its search path, lights the surfaces and packs them.
+    ExternalLightmaps external_lightmaps;
 };
 
 struct BuildOptions {

@@ -26,6 +26,10 @@
 //     its "include" first) -> materials/TEX.vtf, each looked up in the map's
 //     pakfile, then loose under each game folder, then in its *_dir.vpk
 //     archives; a material without a VMT tries materials/NAME.vtf.
+//   Quake 3 lightmaps kept outside the map (q3map2 -external, an empty
+//     lightmaps lump): maps/<map>/lm_NNNN.tga / .jpg / .png in the same
+//     places; the pages found light their surfaces and are packed into
+//     Map::lightmaps (an empty Map::external_lightmaps: nothing to do).
 // Found textures are appended to Map::textures and set Material::texture.
 // A material whose size was unknown (width 0: UVs in texels, Quake 2 and
 // Nightfire) gets the texture's size and its UVs divided by it, so that they
@@ -51,6 +55,7 @@ struct SearchPath {
     std::vector<std::filesystem::path> game_dirs;  ///< game folders (baseq2, baseq3, hl2, cstrike ...)
     bool map_wad_key = true;                       ///< also the WADs named by worldspawn's "wad" key
     std::optional<std::array<uint8_t, 768>> quake_palette;  ///< WAD2 miptex palette (default: Quake's)
+    bool textures = true;  ///< the materials' textures (false: only Quake 3 external lightmaps)
 };
 
 /// A material no texture was found (or decoded) for.
@@ -62,6 +67,7 @@ struct Missing {
 
 struct Resolved {
     size_t found = 0;                      ///< textures added to the map
+    size_t lightmap_pages = 0;             ///< Quake 3 external lightmap pages loaded (Map::external_lightmaps)
     std::vector<Missing> missing;          ///< one per material name, in material order
     std::vector<Diagnostic> diagnostics;   ///< archives that could not be read, and why
 };

@@ -97,8 +97,8 @@ int run_render(const RenderArgs& a) {
     model::BuildOptions build;
     build.textures = options.textures;
     model::Map map = model::build(bsp, build);
-    print_diagnostics(a.file, map.diagnostics);
     if (options.textures && a.texture_search.given()) resolve_textures_reporting(map, bsp, a.texture_search);
+    print_diagnostics(a.file, map.diagnostics);  // after the search: it may find what the build left out
     const render::Scene scene = render::Scene::prepare(map, bsp, options);
     for (const std::string& w : scene.warnings()) fmt::print(stderr, "warning: {}\n", w);
 

@@ -24,6 +24,9 @@ nlohmann::json resolve_textures_reporting(model::Map& map, const Bsp& bsp, const
     for (const std::string& d : args.game_dirs) path.game_dirs.emplace_back(d);
     const textures::Resolved r = textures::resolve(map, bsp, path);
     print_diagnostics(bsp.file_name(), r.diagnostics);
+    if (r.lightmap_pages > 0)
+        fmt::print(stderr, "{}: {} lightmap pages loaded from outside the map (maps/.../lm_NNNN)\n", bsp.file_name(),
+                   r.lightmap_pages);
     nlohmann::json missing = nlohmann::json::array();
     for (const textures::Missing& m : r.missing) {
         std::string places;

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -148,6 +150,20 @@ public:
                 return l;
             }
         }
+    }
+
+    /// Quake 3 (q3map2 -external): lightmap page `page` as R_FindLightmap
+    /// loads it, <folder>/lm_NNNN.tga (R_FindImageFile also tries .jpg and
+    /// .png), loose files first, then the *.pk3 archives.
+    Lookup find_lightmap_page(const std::string& folder, uint32_t page) {
+        Lookup l;
+        char number[16];
+        std::snprintf(number, sizeof number, "%04u", page);
+        const std::string stem = zip::engine_name(folder + "/lm_" + number);
+        const std::vector<std::string> candidates = {stem + ".tga", stem + ".jpg", stem + ".png"};
+        if (const auto f = first(game_places(".pk3", true), candidates, l))
+            decode_into(l, *f, [](const Bytes& b, const std::string& n) { return decode_image(b, n); });
+        return l;
     }
 
 private:
@@ -461,6 +477,72 @@ private:
     std::map<std::string, std::string> shaders_;
 };
 
+/// Loads the pages of Map::external_lightmaps, lights the surfaces that name
+/// them and packs the atlas, when the map holds no lightmap page of its own
+/// (q3map2 -external writes them all outside). A page not found is reported
+/// like a texture; the builder's warning goes once every page was found.
+void attach_external_lightmaps(model::Map& map, Resolver& resolver, Resolved& out, uint64_t& decoded_bytes) {
+    model::ExternalLightmaps ext = std::move(map.external_lightmaps);
+    map.external_lightmaps = {};  // taken: a second resolve() has nothing to attach
+    if (ext.empty() || !map.lightmaps.empty() || !map.lightmap_images.empty()) return;
+    std::map<uint32_t, int32_t> image_of;  // page -> Map::lightmap_images index, -1 when not found
+    for (const auto& use : ext.uses) image_of.emplace(use.page, -1);
+    size_t missing = 0;
+    for (auto& [page, image] : image_of) {
+        Lookup l = resolver.find_lightmap_page(ext.folder, page);
+        const model::Texture* t = l.texture ? &*l.texture : nullptr;
+        if (t && decoded_bytes + t->rgba.size() > kMaxDecodedBytes) {
+            l.problem = "not decoded: images of this map already take " + std::to_string(decoded_bytes >> 20) +
+                        " MiB (at most " + std::to_string(kMaxDecodedBytes >> 20) + " MiB)";
+            t = nullptr;
+        }
+        if (!t) {
+            char number[16];
+            std::snprintf(number, sizeof number, "%04u", page);
+            out.missing.push_back({ext.folder + "/lm_" + number, std::move(l.searched), std::move(l.problem)});
+            ++missing;
+            continue;
+        }
+        decoded_bytes += t->rgba.size();
+        model::LightmapImage img;
+        img.width = t->width;
+        img.height = t->height;
+        std::vector<uint8_t> rgb(size_t(t->width) * t->height * 3);
+        for (size_t i = 0, n = size_t(t->width) * t->height; i < n; ++i)
+            std::memcpy(&rgb[i * 3], &t->rgba[i * 4], 3);
+        img.styles.push_back(std::move(rgb));
+        image = int32_t(map.lightmap_images.size());
+        map.lightmap_images.push_back(std::move(img));
+        ++out.lightmap_pages;
+    }
+    if (map.lightmap_images.empty()) return;
+    size_t unlit = 0;
+    for (const auto& use : ext.uses) {
+        const int32_t image = image_of[use.page];
+        if (image < 0) {
+            ++unlit;
+            continue;
+        }
+        for (model::Model& m : map.models) {
+            if (m.index != use.model || use.surface >= m.surfaces.size()) continue;
+            model::Surface& s = m.surfaces[use.surface];
+            s.lightmap = image;
+            s.styles = {0, 255, 255, 255};
+        }
+    }
+    model::pack_lightmaps(map);
+    // The builder's warning said every such face was built without lightmap.
+    if (ext.diagnostic >= 0 && size_t(ext.diagnostic) < map.diagnostics.size()) {
+        if (missing == 0)
+            map.diagnostics.erase(map.diagnostics.begin() + ext.diagnostic);
+        else
+            map.diagnostics[size_t(ext.diagnostic)].message =
+                std::to_string(unlit) + " surfaces name lightmap pages not found outside the map (" +
+                std::to_string(missing) + " of " + std::to_string(image_of.size()) + " pages, " + ext.folder +
+                "/lm_NNNN): built without lightmap";
+    }
+}
+
 }  // namespace
 
 Resolved resolve(model::Map& map, const Bsp& bsp, const SearchPath& path) {
@@ -469,7 +551,7 @@ Resolved resolve(model::Map& map, const Bsp& bsp, const SearchPath& path) {
     std::map<std::string, int32_t> by_name;  // lower-case name -> texture index, or -1 when not found
     std::vector<bool> renormalise(map.materials.size(), false);
     uint64_t decoded_bytes = 0;
-    for (size_t i = 0; i < map.materials.size(); ++i) {
+    for (size_t i = 0; i < map.materials.size() && path.textures; ++i) {
         model::Material& mat = map.materials[i];
         if (mat.texture >= 0 || mat.name.empty()) continue;
         const std::string key = ascii_lower(mat.name);
@@ -515,6 +597,7 @@ Resolved resolve(model::Map& map, const Bsp& bsp, const SearchPath& path) {
                 for (model::Vertex& v : s.vertices) v.uv = {v.uv.x / w, v.uv.y / h};
             }
     }
+    attach_external_lightmaps(map, resolver, out, decoded_bytes);
     return out;
 }
 

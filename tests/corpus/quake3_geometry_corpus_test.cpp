@@ -11,15 +11,20 @@
 
 #include "formats/quake3/geometry.hpp"
 
+#include <bspkit/file_io.hpp>
 #include <bspkit/formats/quake3.hpp>
 #include <bspkit/model.hpp>
+#include <bspkit/png.hpp>
+#include <bspkit/textures.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -139,6 +144,116 @@ TEST(Quake3GeometryCorpusFiles, LightmapsVerbOnExternalLightmapsNamesTheReason) 
     EXPECT_NE(r.err.find("the lightmaps lump is empty (lightmaps kept outside the map"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("no lightmaps (no surface kept one: see the warnings above)"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("no lit surfaces"), std::string::npos) << r.err;
+}
+
+// q3map2 -external: the lightmaps lump is empty and the pages are images the
+// engines load as maps/<map>/lm_NNNN.tga (.jpg, .png). oa_oacmpctf3's own 40
+// pages written that way (TGA stored bottom-up, as q3map2 writes them; page 1
+// as PNG) beside a copy whose lightmaps lump is emptied give back the same
+// model, the same glb and the same render as the map itself.
+TEST(Quake3GeometryCorpusFiles, ExternalLightmapsGiveBackTheInternalOnes) {
+    const CorpusFile& f = corpus_file("q3_v46/oa_oacmpctf3.bsp");
+    Bytes bytes = read_corpus(f);
+    const Bsp original = Bsp::parse(bytes, f.path.string());
+    const LumpEntry lump = original.entry(quake3::Map::LUMP_LIGHTMAPS);
+    const size_t pages = size_t(lump.length) / sizeof(quake3::dlightmap_t);
+    ASSERT_EQ(pages, 40u);
+    const std::filesystem::path dir = temp_dir("q3_external_lightmaps");
+    const std::filesystem::path folder = dir / "game" / "maps" / "ext_ctf3";
+    std::filesystem::create_directories(folder);
+    for (size_t p = 0; p < pages; ++p) {
+        const uint8_t* rgb = bytes.data() + lump.offset + p * sizeof(quake3::dlightmap_t);
+        char name[32];
+        std::snprintf(name, sizeof name, "lm_%04zu", p);
+        if (p == 1) {
+            write_png(folder / (std::string(name) + ".png"), 128, 128, 3, ByteSpan(rgb, 128 * 128 * 3));
+            continue;
+        }
+        Bytes tga = {0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 128, 0, 128, 0, 24, 0};  // origin bottom left
+        for (int y = 127; y >= 0; --y)
+            for (int x = 0; x < 128; ++x) {
+                const uint8_t* px = rgb + (size_t(y) * 128 + size_t(x)) * 3;
+                tga.insert(tga.end(), {px[2], px[1], px[0]});
+            }
+        write_file_atomic(folder / (std::string(name) + ".tga"), tga);
+    }
+    // The lump's length in the directory set to 0: its bytes stay, unread.
+    const int32_t zero = 0;
+    std::memcpy(bytes.data() + 8 + 8 * quake3::Map::LUMP_LIGHTMAPS + 4, &zero, 4);
+    const std::filesystem::path copy = dir / "ext_ctf3.bsp";
+    write_file_atomic(copy, bytes);
+
+    const model::Map want = model::build(original);
+    ASSERT_FALSE(want.lightmaps.empty());
+    const Bsp external = Bsp::open(copy);
+    model::Map got = model::build(external);
+    EXPECT_TRUE(got.lightmaps.empty());
+    ASSERT_FALSE(got.external_lightmaps.empty());
+    EXPECT_EQ(got.external_lightmaps.folder, "maps/ext_ctf3");
+    textures::SearchPath path;
+    path.game_dirs = {dir / "game"};
+    path.textures = false;
+    const textures::Resolved r = textures::resolve(got, external, path);
+    EXPECT_EQ(r.lightmap_pages, pages);
+    EXPECT_TRUE(r.missing.empty());
+    EXPECT_TRUE(got.external_lightmaps.empty()) << "taken by resolve()";
+    for (const Diagnostic& d : got.diagnostics) ADD_FAILURE() << "left: " << d.message;
+    ASSERT_EQ(got.lightmaps.size(), want.lightmaps.size());
+    for (size_t i = 0; i < want.lightmaps.size(); ++i) {
+        EXPECT_EQ(got.lightmaps[i].width, want.lightmaps[i].width);
+        EXPECT_EQ(got.lightmaps[i].height, want.lightmaps[i].height);
+        EXPECT_TRUE(got.lightmaps[i].rgb == want.lightmaps[i].rgb) << "atlas page " << i;
+    }
+    ASSERT_EQ(got.models.size(), want.models.size());
+    size_t lit = 0;
+    for (size_t m = 0; m < want.models.size(); ++m) {
+        ASSERT_EQ(got.models[m].surfaces.size(), want.models[m].surfaces.size());
+        for (size_t k = 0; k < want.models[m].surfaces.size(); ++k) {
+            const model::Surface& a = want.models[m].surfaces[k];
+            const model::Surface& b = got.models[m].surfaces[k];
+            EXPECT_EQ(b.lightmap, a.lightmap) << "model " << m << " surface " << k;
+            lit += a.lightmap >= 0;
+            ASSERT_EQ(b.vertices.size(), a.vertices.size());
+            for (size_t v = 0; v < a.vertices.size(); ++v) {  // bit for bit: unlit patches hold NaN here
+                const auto bits = [](model::Vec2 uv) {
+                    return std::pair(std::bit_cast<uint32_t>(uv.x), std::bit_cast<uint32_t>(uv.y));
+                };
+                EXPECT_EQ(bits(b.vertices[v].lightmap_uv), bits(a.vertices[v].lightmap_uv))
+                    << "model " << m << " surface " << k << " vertex " << v;
+            }
+        }
+    }
+    EXPECT_GT(lit, 1000u);
+
+    // The CLI: export and render with --game-dir give the map's own bytes.
+    for (const std::string ext : {".glb", ".png"}) {
+        const std::string verb = ext == ".glb" ? "export" : "render";
+        const std::string a = (dir / ("orig" + ext)).string(), b = (dir / ("ext" + ext)).string();
+        ASSERT_EQ(run_cli({verb, f.path.string(), "-o", a}).exit_code, 0);
+        const RunResult rb = run_cli({verb, copy.string(), "-o", b, "--game-dir", (dir / "game").string()});
+        ASSERT_EQ(rb.exit_code, 0) << rb.err;
+        EXPECT_NE(rb.err.find("40 lightmap pages loaded from outside the map"), std::string::npos) << rb.err;
+        EXPECT_EQ(rb.err.find("lightmaps lump is empty"), std::string::npos) << rb.err;
+        EXPECT_TRUE(read_file(a) == read_file(b)) << verb << ": " << a << " and " << b << " differ";
+    }
+
+    // A page not found: reported like a texture, its surfaces left unlit and counted.
+    std::filesystem::remove(folder / "lm_0003.tga");
+    model::Map partial = model::build(external);
+    const textures::Resolved rp = textures::resolve(partial, external, path);
+    EXPECT_EQ(rp.lightmap_pages, pages - 1);
+    ASSERT_EQ(rp.missing.size(), 1u);
+    EXPECT_EQ(rp.missing[0].material, "maps/ext_ctf3/lm_0003");
+    ASSERT_EQ(partial.diagnostics.size(), 1u);
+    EXPECT_NE(partial.diagnostics[0].message.find("surfaces name lightmap pages not found outside the map (1 of 40 "
+                                                  "pages, maps/ext_ctf3/lm_NNNN)"),
+              std::string::npos)
+        << partial.diagnostics[0].message;
+    const RunResult lm = run_cli({"lightmaps", copy.string(), "-o", (dir / "lm").string(), "--game-dir",
+                                  (dir / "game").string()});
+    EXPECT_EQ(lm.exit_code, 0) << lm.err;
+    EXPECT_NE(lm.err.find("texture \"maps/ext_ctf3/lm_0003\" not found"), std::string::npos) << lm.err;
+    EXPECT_TRUE(std::filesystem::exists(dir / "lm" / "lightmap_style0.png"));
 }
 
 // Polygons, meshes, billboards, materials and lightmaps at the default (adaptive) level.

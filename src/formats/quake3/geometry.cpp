@@ -39,6 +39,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <filesystem>
 #include <array>
 #include <bit>
 #include <cctype>
@@ -287,6 +288,7 @@ public:
         struct Job {
             model::Surface* slot;
             size_t face, patch;
+            uint32_t model, surface;
         };
         std::vector<Job> jobs;
         size_t patch_number = 0;
@@ -299,7 +301,7 @@ public:
             for (int32_t k = 0; k < models[m].numSurfaces; ++k) {
                 const size_t face = size_t(models[m].firstSurface) + size_t(k);
                 const bool patch = surfaces_[face].surfaceType == MST_PATCH;
-                jobs.push_back({&model.surfaces[size_t(k)], face, patch ? patch_number++ : 0});
+                jobs.push_back({&model.surfaces[size_t(k)], face, patch ? patch_number++ : 0, uint32_t(m), uint32_t(k)});
             }
         }
         constexpr size_t kChunk = 64;
@@ -316,16 +318,26 @@ public:
         });
         for (const std::exception_ptr& e : failed)
             if (e) std::rethrow_exception(e);  // the first face's in the models' order, as built one by one
+        // No pages at all: q3map2 -external wrote them as images beside the map,
+        // which textures::resolve() can find (model::ExternalLightmaps).
+        const bool external = pages_ == 0;
         for (const Job& job : jobs) {
             const dsurface_t& d = surfaces_[job.face];
-            if (d.surfaceType != MST_FLARE && d.lightmapNum >= 0 && size_t(d.lightmapNum) >= pages_ && options_.lightmaps)
+            if (d.surfaceType != MST_FLARE && d.lightmapNum >= 0 && size_t(d.lightmapNum) >= pages_ && options_.lightmaps) {
                 if (missing_.count++ == 0) missing_.first = job.face;
+                if (external && !job.slot->vertices.empty())
+                    out_.external_lightmaps.uses.push_back({job.model, job.surface, uint32_t(d.lightmapNum)});
+            }
         }
         if (missing_.count > 0) {
-            // No pages at all: q3map2 -external wrote them as images beside the map.
             const std::string what =
-                pages_ == 0 ? "the lightmaps lump is empty (lightmaps kept outside the map, q3map2 -external)"
-                            : "the lightmaps lump has " + str(int64_t(pages_)) + " pages";
+                external ? "the lightmaps lump is empty (lightmaps kept outside the map, q3map2 -external: maps/" +
+                               map_name() + "/lm_NNNN.tga in the game folders, --game-dir)"
+                         : "the lightmaps lump has " + str(int64_t(pages_)) + " pages";
+            if (!out_.external_lightmaps.empty()) {
+                out_.external_lightmaps.folder = "maps/" + map_name();
+                out_.external_lightmaps.diagnostic = int64_t(out_.diagnostics.size());
+            }
             out_.diagnostics.push_back(
                 {Severity::warning, "faces",
                  int64_t(bsp_.entry(Map::LUMP_SURFACES).offset) + int64_t(missing_.first * sizeof(dsurface_t)),
@@ -342,6 +354,9 @@ private:
     }
 
     static std::string str(int64_t v) { return std::to_string(v); }
+
+    /// The map's name as the engines take it: the file's name without its extension.
+    std::string map_name() const { return std::filesystem::path(bsp_.file_name()).stem().string(); }
 
     void materials() {
         out_.materials.reserve(out_.materials.size() + shaders_.size());
