@@ -477,6 +477,9 @@ private:
     std::map<std::string, std::string> shaders_;
 };
 
+/// Distinct external lightmap pages searched for at most.
+constexpr size_t kMaxExternalLightmapPages = 4096;
+
 /// Loads the pages of Map::external_lightmaps, lights the surfaces that name
 /// them and packs the atlas, when the map holds no lightmap page of its own
 /// (q3map2 -external writes them all outside). A page not found is reported
@@ -487,8 +490,20 @@ void attach_external_lightmaps(model::Map& map, Resolver& resolver, Resolved& ou
     if (ext.empty() || !map.lightmaps.empty() || !map.lightmap_images.empty()) return;
     std::map<uint32_t, int32_t> image_of;  // page -> Map::lightmap_images index, -1 when not found
     for (const auto& use : ext.uses) image_of.emplace(use.page, -1);
-    size_t missing = 0;
+    const auto page_name = [&](uint32_t page) {
+        char number[16];
+        std::snprintf(number, sizeof number, "%04u", page);
+        return ext.folder + "/lm_" + number;
+    };
+    std::vector<Missing> not_found;
+    size_t missing = 0, searched = 0;
     for (auto& [page, image] : image_of) {
+        // q3map2 writes tens of pages; a hostile map naming a page per face
+        // must not cost a file search each.
+        if (searched++ >= kMaxExternalLightmapPages) {
+            ++missing;
+            continue;
+        }
         Lookup l = resolver.find_lightmap_page(ext.folder, page);
         const model::Texture* t = l.texture ? &*l.texture : nullptr;
         if (t && decoded_bytes + t->rgba.size() > kMaxDecodedBytes) {
@@ -497,9 +512,7 @@ void attach_external_lightmaps(model::Map& map, Resolver& resolver, Resolved& ou
             t = nullptr;
         }
         if (!t) {
-            char number[16];
-            std::snprintf(number, sizeof number, "%04u", page);
-            out.missing.push_back({ext.folder + "/lm_" + number, std::move(l.searched), std::move(l.problem)});
+            not_found.push_back({page_name(page), std::move(l.searched), std::move(l.problem)});
             ++missing;
             continue;
         }
@@ -514,6 +527,21 @@ void attach_external_lightmaps(model::Map& map, Resolver& resolver, Resolved& ou
         image = int32_t(map.lightmap_images.size());
         map.lightmap_images.push_back(std::move(img));
         ++out.lightmap_pages;
+    }
+    // A few pages not found are reported one by one, like textures; more
+    // (a damaged map naming a page per face) on one line.
+    constexpr size_t kListed = 4;
+    if (missing <= kListed) {
+        for (Missing& m : not_found) out.missing.push_back(std::move(m));
+    } else {
+        std::string names;
+        for (size_t i = 0; i < not_found.size() && i < kListed; ++i) names += not_found[i].material + ", ";
+        Missing m{ext.folder + "/lm_NNNN", not_found.empty() ? std::vector<std::string>{} : not_found[0].searched,
+                  std::to_string(missing) + " of the " + std::to_string(image_of.size()) +
+                      " pages the faces name were not found (" + names + "...)"};
+        if (image_of.size() > kMaxExternalLightmapPages)
+            m.problem += "; past " + std::to_string(kMaxExternalLightmapPages) + " pages none were searched";
+        out.missing.push_back(std::move(m));
     }
     if (map.lightmap_images.empty()) return;
     size_t unlit = 0;
