@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <limits>
 #include <random>
 
 using namespace bspkit;
@@ -113,6 +114,24 @@ TEST_P(ReadableFileTest, DetectsTheManifestFormat) {
     else
         EXPECT_EQ(bsp.version(), std::stoi(f.version));
     EXPECT_EQ(bsp.byte_order() == ByteOrder::big, f.magic == "PSBV");
+}
+
+// Texture vectors that are not numbers give a face no lightmap extent, so a
+// version 29 file's lighting evidence is skipped. (The empty bounds, 1e30 ..
+// -1e30, were once taken for a size: a float-to-integer conversion out of
+// range that UBSan reported in the fuzzer, and a bogus "grey, Quake" ratio.)
+TEST(CorpusDetection, Version29WithTextureVectorsNotNumbersSkipsTheLightingEvidence) {
+    const CorpusFile& f = corpus_file("q1_v29/q1_mp_lobby.bsp");
+    Bytes file = read_corpus(f);
+    const Bsp before = Bsp::parse(file, f.relpath);
+    ASSERT_NE(before.detection().rule.find("lighting holds"), std::string::npos) << before.detection().rule;
+    const LumpEntry& texinfo = before.entry(*before.find_lump("texinfo"));
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (int32_t at = texinfo.offset; at + 40 <= texinfo.offset + texinfo.length; at += 40)
+        for (int k = 0; k < 8; ++k) store<float>(file.data() + at + 4 * k, nan);
+    const Bsp after = Bsp::parse(file, f.relpath);
+    EXPECT_EQ(after.format(), Format::quake1);
+    EXPECT_EQ(after.detection().rule.find("lighting holds"), std::string::npos) << after.detection().rule;
 }
 
 TEST_P(ReadableFileTest, InfoSucceeds) {

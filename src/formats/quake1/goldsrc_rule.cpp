@@ -57,7 +57,9 @@ uint64_t face_samples(const Lumps& l, size_t f) {
             hi[a] = std::max(hi[a], s);
         }
     }
-    if (!(hi[0] - lo[0] < 1e6) || !(hi[1] - lo[1] < 1e6)) return 0;
+    // Not numbers (no bound moved: hi < lo) or too wide: no size to count.
+    for (int a = 0; a < 2; ++a)
+        if (!(hi[a] >= lo[a] && hi[a] - lo[a] < 1e6)) return 0;
     uint64_t size = 1;
     for (int a = 0; a < 2; ++a) size *= uint64_t(std::ceil(hi[a] / 16) - std::floor(lo[a] / 16)) + 1;
     int styles = 0;
