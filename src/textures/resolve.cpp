@@ -544,6 +544,8 @@ void attach_external_lightmaps(model::Map& map, Resolver& resolver, Resolved& ou
         out.missing.push_back(std::move(m));
     }
     if (map.lightmap_images.empty()) return;
+    std::map<uint32_t, model::Model*> model_of;  // Model::index -> the model
+    for (model::Model& m : map.models) model_of.emplace(m.index, &m);
     size_t unlit = 0;
     for (const auto& use : ext.uses) {
         const int32_t image = image_of[use.page];
@@ -551,12 +553,11 @@ void attach_external_lightmaps(model::Map& map, Resolver& resolver, Resolved& ou
             ++unlit;
             continue;
         }
-        for (model::Model& m : map.models) {
-            if (m.index != use.model || use.surface >= m.surfaces.size()) continue;
-            model::Surface& s = m.surfaces[use.surface];
-            s.lightmap = image;
-            s.styles = {0, 255, 255, 255};
-        }
+        const auto m = model_of.find(use.model);
+        if (m == model_of.end() || use.surface >= m->second->surfaces.size()) continue;
+        model::Surface& s = m->second->surfaces[use.surface];
+        s.lightmap = image;
+        s.styles = {0, 255, 255, 255};
     }
     model::pack_lightmaps(map);
     // The builder's warning said every such face was built without lightmap.
