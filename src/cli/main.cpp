@@ -1,6 +1,7 @@
 // bspkit — one tool for the BSP files of the Quake / Half-Life / Source family.
 #include "common.hpp"
 
+#include <bspkit/check.hpp>
 #include <bspkit/fold.hpp>
 #include <bspkit/version.hpp>
 
@@ -45,8 +46,8 @@ void add_salvage_flag(CLI::App* cmd) {
 }
 
 void print_diagnostic(const std::string& file, const Diagnostic& d) {
-    const char* severity = d.severity == Severity::error ? "error: " : d.severity == Severity::info ? "info: " : "warning: ";
-    fmt::print(stderr, "{}\n", format_location_message({file, d.lump, d.offset}, severity + d.message));
+    fmt::print(stderr, "{}\n",
+               format_location_message({file, d.lump, d.offset}, std::string(severity_word(d.severity)) + ": " + d.message));
 }
 
 void print_diagnostics(const std::string& file, const std::vector<Diagnostic>& diagnostics) {
@@ -75,10 +76,9 @@ void print_diagnostics(const std::string& file, const std::vector<Diagnostic>& d
     }
     for (const auto& [key, count] : held) {
         const auto& [severity, lump] = key;
-        const char* word = severity == Severity::error ? "error" : severity == Severity::info ? "info" : "warning";
         fmt::print(stderr, "{}\n",
                    format_location_message({file, lump, -1}, fmt::format("{}: {} more like the ones above (--verbose "
-                                                                         "lists each)", word, count)));
+                                                                         "lists each)", severity_word(severity), count)));
     }
 }
 

@@ -14,6 +14,7 @@
 #endif
 
 #include "../core/parallel.hpp"
+#include "../core/pixels.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -197,16 +198,6 @@ void filter_row(const uint8_t* row, const uint8_t* prior, size_t row_bytes, int 
     for (; i < row_bytes; ++i)
         filtered[i] = uint8_t(row[i] - paeth(row[i - size_t(bpp)], prior ? prior[i] : 0,
                                              prior ? prior[i - size_t(bpp)] : 0));
-}
-
-/// The RGB of `pixels` RGBA pixels (byte by byte: a 3-byte copy_n is a
-/// memmove call per pixel).
-void drop_alpha(const uint8_t* rgba, size_t pixels, uint8_t* rgb) {
-    for (size_t p = 0; p < pixels; ++p) {
-        rgb[p * 3] = rgba[p * 4];
-        rgb[p * 3 + 1] = rgba[p * 4 + 1];
-        rgb[p * 3 + 2] = rgba[p * 4 + 2];
-    }
 }
 
 /// An 8-bit non-palette PNG whose rows are filtered and deflated in bands on

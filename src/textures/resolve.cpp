@@ -7,10 +7,11 @@
 #include <bspkit/textures.hpp>
 #include <bspkit/zip.hpp>
 
+#include "../core/pixels.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -131,6 +132,14 @@ struct Place {
     std::function<std::optional<Bytes>(const std::string&)> read;
 };
 
+/// Quake 3 external lightmap page `page` of `folder` ("maps/<map>"), no
+/// extension: <folder>/lm_NNNN, as q3map2 -external names it.
+std::string lightmap_page_name(const std::string& folder, uint32_t page) {
+    char number[16];
+    std::snprintf(number, sizeof number, "%04u", page);
+    return folder + "/lm_" + number;
+}
+
 class Resolver {
 public:
     Resolver(const Bsp& bsp, const model::Map& map, const SearchPath& path, Resolved& out)
@@ -157,9 +166,7 @@ public:
     /// .png), loose files first, then the *.pk3 archives.
     Lookup find_lightmap_page(const std::string& folder, uint32_t page) {
         Lookup l;
-        char number[16];
-        std::snprintf(number, sizeof number, "%04u", page);
-        const std::string stem = zip::engine_name(folder + "/lm_" + number);
+        const std::string stem = zip::engine_name(lightmap_page_name(folder, page));
         const std::vector<std::string> candidates = {stem + ".tga", stem + ".jpg", stem + ".png"};
         if (const auto f = first(game_places(".pk3", true), candidates, l))
             decode_into(l, *f, [](const Bytes& b, const std::string& n) { return decode_image(b, n); });
@@ -490,11 +497,6 @@ void attach_external_lightmaps(model::Map& map, Resolver& resolver, Resolved& ou
     if (ext.empty() || !map.lightmaps.empty() || !map.lightmap_images.empty()) return;
     std::map<uint32_t, int32_t> image_of;  // page -> Map::lightmap_images index, -1 when not found
     for (const auto& use : ext.uses) image_of.emplace(use.page, -1);
-    const auto page_name = [&](uint32_t page) {
-        char number[16];
-        std::snprintf(number, sizeof number, "%04u", page);
-        return ext.folder + "/lm_" + number;
-    };
     std::vector<Missing> not_found;
     size_t missing = 0, searched = 0;
     for (auto& [page, image] : image_of) {
@@ -512,7 +514,7 @@ void attach_external_lightmaps(model::Map& map, Resolver& resolver, Resolved& ou
             t = nullptr;
         }
         if (!t) {
-            not_found.push_back({page_name(page), std::move(l.searched), std::move(l.problem)});
+            not_found.push_back({lightmap_page_name(ext.folder, page), std::move(l.searched), std::move(l.problem)});
             ++missing;
             continue;
         }
@@ -521,8 +523,7 @@ void attach_external_lightmaps(model::Map& map, Resolver& resolver, Resolved& ou
         img.width = t->width;
         img.height = t->height;
         std::vector<uint8_t> rgb(size_t(t->width) * t->height * 3);
-        for (size_t i = 0, n = size_t(t->width) * t->height; i < n; ++i)
-            std::memcpy(&rgb[i * 3], &t->rgba[i * 4], 3);
+        drop_alpha(t->rgba.data(), size_t(t->width) * t->height, rgb.data());
         img.styles.push_back(std::move(rgb));
         image = int32_t(map.lightmap_images.size());
         map.lightmap_images.push_back(std::move(img));
