@@ -157,9 +157,6 @@ int run_export(const Args& a) {
     if (a.json) {
         nlohmann::json files = nlohmann::json::array();
         for (const auto& f : summary.files) files.push_back(f.string());
-        nlohmann::json warnings = nlohmann::json::array();
-        for (const Diagnostic& d : map.diagnostics)
-            warnings.push_back({{"lump", d.lump}, {"offset", d.offset}, {"message", d.message}});
         const nlohmann::json j = {{"file", a.file},
                                   {"output", a.out},
                                   {"files", files},
@@ -172,7 +169,7 @@ int run_export(const Args& a) {
                                   {"skipped_surfaces", summary.skipped_surfaces},
                                   {"skipped_models", summary.skipped_models},
                                   {"missing", missing_textures},
-                                  {"warnings", warnings}};
+                                  {"warnings", diagnostics_json(map.diagnostics)}};
         fmt::print("{}\n", j.dump(2));
     }
     fmt::print(stderr, "{}: wrote {} ({} models, {} triangles, {} materials, {} images; skipped {} surfaces, {} models)\n",

@@ -50,9 +50,7 @@ nlohmann::json info_json(const Bsp& bsp) {
         for (const bspx::Lump& l : bspx::read(bsp).lumps)
             ext.push_back({{"name", l.name}, {"offset", l.offset}, {"length", l.length}});
     }
-    auto& warnings = j["warnings"] = nlohmann::json::array();
-    for (const Diagnostic& d : bsp.diagnostics())
-        warnings.push_back({{"lump", d.lump}, {"offset", d.offset}, {"message", d.message}});
+    j["warnings"] = diagnostics_json(bsp.diagnostics());
     return j;
 }
 

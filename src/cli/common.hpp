@@ -4,6 +4,7 @@
 #include <bspkit/bsp.hpp>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <functional>
 #include <string>
@@ -44,6 +45,10 @@ void print_diagnostic(const std::string& file, const Diagnostic& d);
 /// Prints diagnostics; unless verbose(), those with the same severity and
 /// message on two or more lumps become one line naming the lumps.
 void print_diagnostics(const std::string& file, const std::vector<Diagnostic>& diagnostics);
+
+/// Diagnostics as --json lists them: [{lump, offset, message}] (info's file
+/// warnings, export's build warnings).
+nlohmann::json diagnostics_json(const std::vector<Diagnostic>& diagnostics);
 
 /// Resolves LUMP (index or name) or throws UsageError listing the names.
 size_t resolve_lump(const Bsp& bsp, const std::string& text);

@@ -10,6 +10,7 @@
 #include <map>
 #include <string_view>
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 namespace bspkit::cli {
 
@@ -80,6 +81,12 @@ void print_diagnostics(const std::string& file, const std::vector<Diagnostic>& d
                    format_location_message({file, lump, -1}, fmt::format("{}: {} more like the ones above (--verbose "
                                                                          "lists each)", severity_word(severity), count)));
     }
+}
+
+nlohmann::json diagnostics_json(const std::vector<Diagnostic>& diagnostics) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const Diagnostic& d : diagnostics) out.push_back({{"lump", d.lump}, {"offset", d.offset}, {"message", d.message}});
+    return out;
 }
 
 size_t resolve_lump(const Bsp& bsp, const std::string& text) {
