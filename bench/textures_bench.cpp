@@ -7,10 +7,14 @@
 //   vpk_*    64 VMT + DXT5 VTF (512 x 512) pairs in a VPK v2 (_dir + _000)
 //   pakfile  the pakfile textures (cubemaps, patch VMTs) of the L4D2 corpus
 //            map, against reading the map file
+//   external_lightmaps  oa_oacmpctf3's 40 lightmap pages as q3map2 -external
+//            TGAs in a .pk3, found, decoded and packed (Quake 3)
 // The archives are written once by the benchmark (tests/support/texture_files.hpp).
 #include "bench_support.hpp"
 
 #include <bspkit/bsp.hpp>
+#include <bspkit/file_io.hpp>
+#include <bspkit/formats/quake3.hpp>
 #include <bspkit/model.hpp>
 #include <bspkit/textures.hpp>
 
@@ -19,6 +23,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <unistd.h>
 
 namespace {
@@ -130,11 +135,54 @@ void pakfile(benchmark::State& state) {
     run(state, bsp, map, {}, file, found);
 }
 
+// Quake 3 lightmaps kept outside the map (q3map2 -external): oa_oacmpctf3's
+// 40 pages as TGA in a .pk3, beside a copy of the map whose lightmaps lump is
+// emptied; resolve() finds, decodes and packs them, against reading the .pk3.
+void external_lightmaps(benchmark::State& state) {
+    const fs::path map_file = bench::corpus("q3_v46/oa_oacmpctf3.bsp");
+    Bytes bytes = read_file(map_file);
+    const Bsp original = Bsp::parse(bytes, map_file.string());
+    const LumpEntry lump = original.entry(quake3::Map::LUMP_LIGHTMAPS);
+    const size_t pages = size_t(lump.length) / sizeof(quake3::dlightmap_t);
+    std::vector<test::ZipFile> files;
+    for (size_t p = 0; p < pages; ++p) {
+        const uint8_t* rgb = bytes.data() + lump.offset + p * sizeof(quake3::dlightmap_t);
+        Bytes tga = {0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 128, 0, 128, 0, 24, 0x20};  // top-down
+        for (size_t i = 0; i < 128 * 128; ++i) tga.insert(tga.end(), {rgb[i * 3 + 2], rgb[i * 3 + 1], rgb[i * 3]});
+        char page[48];
+        std::snprintf(page, sizeof page, "maps/ext_ctf3/lm_%04zu.tga", p);
+        files.push_back({page, std::move(tga), true});
+    }
+    const fs::path game = dir() / "baseq3_lm";
+    const fs::path file = game / "pak0.pk3";
+    test::write_bytes(file, test::make_zip(files));
+    const int32_t zero = 0;
+    std::memcpy(bytes.data() + 8 + 8 * quake3::Map::LUMP_LIGHTMAPS + 4, &zero, 4);
+    const Bsp external = Bsp::parse(std::move(bytes), "ext_ctf3.bsp");
+    const model::Map base = model::build(external);
+    textures::SearchPath path;
+    path.game_dirs = {game};
+    path.textures = false;
+    const double floor = bench::plain_read_seconds(file);
+    const auto start = std::chrono::steady_clock::now();
+    for (auto _ : state) {
+        model::Map map = base;
+        const auto r = textures::resolve(map, external, path);
+        if (r.lightmap_pages != pages || map.lightmaps.empty()) {
+            state.SkipWithError("not every lightmap page was found");
+            return;
+        }
+        benchmark::DoNotOptimize(map.lightmaps.data());
+    }
+    bench::report_ratio(state, file, floor, bench::seconds_since(start));
+}
+
 }  // namespace
 
 BENCHMARK(wad3)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(pk3)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(vpk)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(pakfile)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(external_lightmaps)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();
