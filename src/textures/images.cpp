@@ -64,6 +64,23 @@ model::Texture decode_wal(ByteSpan data, const std::array<uint8_t, 768>& palette
     return tex;
 }
 
+namespace {
+
+/// An uncompressed TGA (types 1-3, as q3map2 writes lightmap pages) must hold
+/// all its pixels: stb_image reads zeros past the end of a truncated one.
+void require_whole_tga(ByteSpan data, int w, int h, const std::string& name) {
+    if (data.size() < 18 || !(data[2] >= 1 && data[2] <= 3)) return;  // not TGA, or run-length coded
+    const uint64_t colormap = data[1] == 1 ? uint64_t(data[5] | data[6] << 8) * ((data[7] + 7u) / 8) : 0;
+    const uint64_t pixels_at = 18 + uint64_t(data[0]) + colormap;
+    const uint64_t pixel_bytes = uint64_t(w) * uint64_t(h) * ((data[16] + 7u) / 8);
+    if (data.size() < pixels_at + pixel_bytes)
+        throw Error({name, "", int64_t(data.size())},
+                    "truncated TGA: " + std::to_string(w) + " x " + std::to_string(h) + " pixels need " +
+                        std::to_string(pixels_at + pixel_bytes) + " bytes, the file has " + std::to_string(data.size()));
+}
+
+}  // namespace
+
 model::Texture decode_image(ByteSpan data, const std::string& name) {
     if (data.size() > size_t(INT_MAX)) throw Error({name, "", 0}, "image of 2 GiB or more");
     int w = 0, h = 0, channels = 0;
@@ -72,6 +89,7 @@ model::Texture decode_image(ByteSpan data, const std::string& name) {
     if (w <= 0 || h <= 0 || uint32_t(w) > kMaxSide || uint32_t(h) > kMaxSide)
         throw Error({name, "", 0}, "image size " + std::to_string(w) + " x " + std::to_string(h) + " is not 1.." +
                                        std::to_string(kMaxSide));
+    require_whole_tga(data, w, h, name);
     std::unique_ptr<stbi_uc, void (*)(void*)> pixels(stbi_load_from_memory(data.data(), int(data.size()), &w, &h,
                                                                            &channels, 4),
                                                      stbi_image_free);

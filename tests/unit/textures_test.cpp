@@ -379,6 +379,21 @@ TEST(Textures, HostileFilesGiveErrorsNotCrashes) {
     EXPECT_THROW(textures::decode_wal(wal, palette, "w"), Error);
     EXPECT_THROW(textures::pcx_palette(Bytes(300, 0x0A), "p"), Error);
     EXPECT_THROW(textures::decode_image(text_bytes("GIF89a......"), "i"), Error);
+    // An uncompressed TGA cut short (a half-copied lightmap page): an error at
+    // its end, not zeros where the pixels were.
+    Bytes tga = {0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 8, 0, 24, 0};
+    tga.resize(18 + 8 * 8 * 3, 0x40);
+    EXPECT_EQ(textures::decode_image(tga, "t.tga").rgba[0], 0x40);
+    tga.resize(100);
+    try {
+        (void)textures::decode_image(tga, "t.tga");
+        ADD_FAILURE() << "a truncated TGA decoded";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("truncated TGA: 8 x 8 pixels need 210 bytes, the file has 100"),
+                  std::string::npos)
+            << e.what();
+        EXPECT_EQ(e.where().offset, 100);
+    }
     // VPK: tree past the end, unterminated names, data past the end.
     const std::string dir = temp_dir("badvpk");
     make_vpk(dir, "v", 1, {{"vtf", "m", "a", vtf, 0, true}});
