@@ -72,8 +72,8 @@ void print_diagnostics(const std::string& file, const std::vector<Diagnostic>& d
         }
         std::string lumps;
         for (size_t i : group) lumps += (lumps.empty() ? "" : ", ") + diagnostics[i].lump;
-        fmt::print(stderr, "{}: {}: {} lumps: {}: {} (--verbose lists each)\n", file,
-                   d.severity == Severity::error ? "error" : "warning", group.size(), d.message, lumps);
+        fmt::print(stderr, "{}: {}: {} lumps: {}: {} (--verbose lists each)\n", file, severity_word(d.severity),
+                   group.size(), d.message, lumps);
     }
     for (const auto& [key, count] : held) {
         const auto& [severity, lump] = key;

@@ -23,10 +23,6 @@
 namespace bspkit::survey {
 namespace {
 
-const char* severity_name(Severity s) {
-    return s == Severity::error ? "error" : s == Severity::info ? "info" : "warning";
-}
-
 void read_container(const Bsp& bsp, Record& r) {
     r.size = bsp.file_bytes().size();
     r.format = std::string(format_id(bsp.format()));
@@ -50,7 +46,7 @@ void read_check(const Bsp& bsp, Record& r) {
     r.infos = report.infos();
     std::map<std::tuple<std::string, std::string, std::string>, size_t> group_of;
     for (const Finding& f : report.findings) {
-        auto key = std::make_tuple(std::string(severity_name(f.severity)), f.lump, f.message);
+        auto key = std::make_tuple(std::string(severity_word(f.severity)), f.lump, f.message);
         const auto [it, fresh] = group_of.try_emplace(key, r.findings.size());
         if (fresh) r.findings.push_back({std::get<0>(key), f.lump, f.message, 0});
         ++r.findings[it->second].count;
