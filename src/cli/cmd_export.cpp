@@ -142,8 +142,12 @@ int run_export(const Args& a) {
     build.hdr_lightmaps = a.hdr;
     model::Map map = model::build(bsp, build);
     nlohmann::json missing_textures = nlohmann::json::array();
-    if (options.textures && a.texture_search.given())
-        missing_textures = resolve_textures_reporting(map, bsp, a.texture_search);
+    // Without textures the search still brings the Quake 3 lightmaps kept outside the map.
+    if (a.texture_search.given() && (options.textures || build.lightmaps)) {
+        textures::SearchPath path;
+        path.textures = options.textures;
+        missing_textures = resolve_textures_reporting(map, bsp, a.texture_search, path);
+    }
     options.progress = [&progress](std::string_view stage, double fraction) {
         progress.set(stage == "writing" ? "writing" : stage == "images" ? "images" : "geometry", fraction);
     };

@@ -97,7 +97,12 @@ int run_render(const RenderArgs& a) {
     model::BuildOptions build;
     build.textures = options.textures;
     model::Map map = model::build(bsp, build);
-    if (options.textures && a.texture_search.given()) resolve_textures_reporting(map, bsp, a.texture_search);
+    // Without textures the search still brings the Quake 3 lightmaps kept outside the map.
+    if (a.texture_search.given() && (options.textures || options.lightmaps)) {
+        textures::SearchPath path;
+        path.textures = options.textures;
+        resolve_textures_reporting(map, bsp, a.texture_search, path);
+    }
     print_diagnostics(a.file, map.diagnostics);  // after the search: it may find what the build left out
     const render::Scene scene = render::Scene::prepare(map, bsp, options);
     for (const std::string& w : scene.warnings()) fmt::print(stderr, "warning: {}\n", w);

@@ -225,17 +225,29 @@ TEST(Quake3GeometryCorpusFiles, ExternalLightmapsGiveBackTheInternalOnes) {
     }
     EXPECT_GT(lit, 1000u);
 
-    // The CLI: export and render with --game-dir give the map's own bytes.
-    for (const std::string ext : {".glb", ".png"}) {
-        const std::string verb = ext == ".glb" ? "export" : "render";
-        const std::string a = (dir / ("orig" + ext)).string(), b = (dir / ("ext" + ext)).string();
-        ASSERT_EQ(run_cli({verb, f.path.string(), "-o", a}).exit_code, 0);
-        const RunResult rb = run_cli({verb, copy.string(), "-o", b, "--game-dir", (dir / "game").string()});
-        ASSERT_EQ(rb.exit_code, 0) << rb.err;
-        EXPECT_NE(rb.err.find("40 lightmap pages loaded from outside the map"), std::string::npos) << rb.err;
-        EXPECT_EQ(rb.err.find("lightmaps lump is empty"), std::string::npos) << rb.err;
-        EXPECT_TRUE(read_file(a) == read_file(b)) << verb << ": " << a << " and " << b << " differ";
-    }
+    // The CLI: export and render with --game-dir give the map's own bytes, with
+    // --no-textures too (the search then looks for the pages alone).
+    for (const std::string ext : {".glb", ".png"})
+        for (const bool textured : {true, false}) {
+            const std::string verb = ext == ".glb" ? "export" : "render";
+            const std::string a = (dir / ("orig" + ext)).string(), b = (dir / ("ext" + ext)).string();
+            std::vector<std::string> want = {verb, f.path.string(), "-o", a};
+            std::vector<std::string> got = {verb, copy.string(), "-o", b, "--game-dir", (dir / "game").string()};
+            if (!textured) {
+                want.push_back("--no-textures");
+                got.push_back("--no-textures");
+            }
+            ASSERT_EQ(run_cli(want).exit_code, 0);
+            const RunResult rb = run_cli(got);
+            ASSERT_EQ(rb.exit_code, 0) << rb.err;
+            EXPECT_NE(rb.err.find("40 lightmap pages loaded from outside the map"), std::string::npos) << rb.err;
+            EXPECT_EQ(rb.err.find("lightmaps lump is empty"), std::string::npos) << rb.err;
+            if (!textured) {  // no texture is looked for
+                EXPECT_EQ(rb.err.find("not found"), std::string::npos) << rb.err;
+            }
+            EXPECT_TRUE(read_file(a) == read_file(b)) << verb << (textured ? "" : " --no-textures") << ": " << a
+                                                      << " and " << b << " differ";
+        }
 
     // A page not found: reported like a texture, its surfaces left unlit and counted.
     std::filesystem::remove(folder / "lm_0003.tga");
