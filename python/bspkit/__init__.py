@@ -29,6 +29,24 @@ __version__ = _bspkit.__version__
 
 _COMPRESSION = {None: 0, True: 1, False: 2}
 
+PathLike = Union[str, os.PathLike]
+
+
+def _search(wads: Iterable[PathLike], game_dirs: Iterable[PathLike]) -> tuple[list[str], list[str]]:
+    """The texture search paths as the core takes them; a path that is not there raises
+    FileNotFoundError (as `bspkit export --wad / --game-dir` refuse it)."""
+    if isinstance(wads, (str, os.PathLike)) or isinstance(game_dirs, (str, os.PathLike)):
+        raise TypeError("wads and game_dirs are lists of paths")
+    w = [os.fspath(p) for p in wads]
+    g = [os.fspath(p) for p in game_dirs]
+    for p in w:
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"WAD file or folder not found: {p}")
+    for p in g:
+        if not os.path.isdir(p):
+            raise FileNotFoundError(f"game folder not found (or not a folder): {p}")
+    return w, g
+
 
 def open(source: Union[str, os.PathLike, bytes, bytearray, memoryview], name: str = "<bytes>") -> "Bsp":  # noqa: A001
     """Opens a map from a path (memory-mapped) or from bytes already in memory.
@@ -139,6 +157,8 @@ class Model:
     ``surface_first_triangle`` / ``surface_triangle_count``.
     ``materials``: list of dicts (name, flags, width, height, texture); ``textures``: list of
     (name, (h, w, 4) uint8 array); ``lightmaps``: list of (style, (h, w, 4) uint8 atlas page).
+    ``diagnostics``: what the build left out (dicts: severity, lump, offset, message);
+    ``missing``: the materials a search (``Bsp.model(wads=..., game_dirs=...)``) did not find.
     """
 
     MATERIAL_FLAGS = {"sky": 1, "nodraw": 2, "trigger": 4, "water": 8, "translucent": 16, "clip": 32, "unlit": 64,
@@ -319,9 +339,16 @@ class Bsp:
         return self._core.check()
 
     def model(self, lightmaps: bool = True, textures: bool = True, all_models: bool = True,
-              patch_level: int = -1, hdr: bool = False) -> Model:
-        """Builds the engine-neutral model (the GIL is released while it is built)."""
-        return Model(self._core.model(lightmaps, textures, all_models, patch_level, hdr))
+              patch_level: int = -1, hdr: bool = False, wads: Iterable[PathLike] = (),
+              game_dirs: Iterable[PathLike] = ()) -> Model:
+        """Builds the engine-neutral model (the GIL is released while it is built).
+
+        wads / game_dirs: where to find what the map names but does not hold, as `bspkit export
+        --wad / --game-dir` look: WAD2 / WAD3 files (or folders of them), and game folders for
+        Quake 2 .wal, Quake 3 images, shaders and .pk3, Source VMT/VTF and VPKs, and Quake 3
+        lightmaps kept outside the map (maps/<map>/lm_NNNN). What was not found is in
+        ``Model.missing``."""
+        return Model(self._core.model(lightmaps, textures, all_models, patch_level, hdr, *_search(wads, game_dirs)))
 
     def trace(self, starts, ends, hull: int = -1, mins=None, maxs=None, models: bool = False, mask: int = 0,
               threads: int = 0):
@@ -361,25 +388,30 @@ class Bsp:
 
     def export(self, path: Union[str, os.PathLike], lighting: str = "baked", all_models: bool = True,
                textures: bool = True, sky: bool = True, tools: bool = False, scale: float = 1.0, y_up: bool = False,
-               skip: Iterable[str] = ()) -> dict:
-        """Exports to glTF (.glb / .gltf) or OBJ (.obj) like `bspkit export`; returns its summary."""
+               skip: Iterable[str] = (), wads: Iterable[PathLike] = (), game_dirs: Iterable[PathLike] = ()) -> dict:
+        """Exports to glTF (.glb / .gltf) or OBJ (.obj) like `bspkit export`; returns its summary, with
+        ``missing`` (the materials the search did not find: material, searched, problem),
+        ``lightmap_pages`` (Quake 3 pages loaded from outside the map) and ``warnings`` (what the
+        build left out, as `bspkit export --json`). wads / game_dirs: as for :meth:`model`."""
         self._flush()
-        return self._core.export(os.fspath(path), lighting, all_models, textures, sky, tools, scale, y_up, list(skip))
+        return self._core.export(os.fspath(path), lighting, all_models, textures, sky, tools, scale, y_up, list(skip),
+                                 *_search(wads, game_dirs))
 
     def render(self, size: tuple[int, int] = (640, 360), view: str = "spawn",
                camera: Optional[Iterable[float]] = None, angles: Optional[Iterable[float]] = None,
                fov: float = 90.0, pvs: bool = True, textures: bool = True, lightmaps: bool = True,
-               threads: int = 0) -> "np.ndarray":
+               threads: int = 0, wads: Iterable[PathLike] = (), game_dirs: Iterable[PathLike] = ()) -> "np.ndarray":
         """A picture of the map like `bspkit render`, as a (height, width, 4) uint8 RGBA array.
 
         view: "spawn" (the first player start; the overview without one), "overview"
         (orthographic from above) or "thumbnail"; camera=(x, y, z) with angles=(pitch, yaw[, roll])
-        places the eye instead. Textures are those the map embeds (else flat colours)."""
+        places the eye instead. Textures are those the map embeds (else flat colours), and those
+        wads / game_dirs hold (as for :meth:`model`)."""
         self._flush()
         w, h = (int(v) for v in size)
         return _bspkit._render(self._core, w, h, view, None if camera is None else [float(v) for v in camera],
                                None if angles is None else [float(v) for v in angles], float(fov), bool(pvs),
-                               bool(textures), bool(lightmaps), int(threads))
+                               bool(textures), bool(lightmaps), int(threads), *_search(wads, game_dirs))
 
     def decompile(self, path: Union[str, os.PathLike], format: Optional[str] = None, brushes: str = "lumps",
                   merge: bool = True) -> dict:

@@ -17,6 +17,7 @@
 #include <bspkit/query.hpp>
 #include <bspkit/render.hpp>
 #include <bspkit/survey.hpp>
+#include <bspkit/textures.hpp>
 #include <bspkit/version.hpp>
 #include <bspkit/visibility.hpp>
 
@@ -37,10 +38,6 @@ using namespace bspkit;
 namespace {
 
 py::object g_bsp_error;  // bspkit.BspError (a ValueError)
-
-const char* severity_name(Severity s) {
-    return s == Severity::error ? "error" : s == Severity::info ? "info" : "warning";
-}
 
 py::object none_if_negative(int64_t v) { return v < 0 ? py::none() : py::object(py::int_(v)); }
 
@@ -115,6 +112,7 @@ struct Mesh {
     std::vector<int32_t> triangle_surface;  // (T,)
     model::Map map;                         // materials, textures, lightmaps, entities, props
     std::vector<std::vector<uint8_t>> lightmap_rgba;  // pages as RGBA
+    std::vector<textures::Missing> missing;           // materials the search (wads, game_dirs) did not find
 
     explicit Mesh(model::Map m) : map(std::move(m)) {
         size_t nv = 0, nt = 0, ns = 0;
@@ -170,6 +168,48 @@ model::BuildOptions build_options(bool lightmaps, bool textures, bool all_models
     o.patch_level = patch_level;
     o.hdr_lightmaps = hdr;
     return o;
+}
+
+// --- the texture search: `bspkit export --wad / --game-dir` -----------------
+
+/// The WADs (files or folders) and game folders to look in for what the map
+/// names but does not hold: its textures (WAD, WAL, Quake 3 images and
+/// shaders, VMT/VTF, in archives too) and Quake 3 lightmaps kept outside it.
+struct Search {
+    std::vector<std::filesystem::path> wads, game_dirs;
+    bool given() const { return !wads.empty() || !game_dirs.empty(); }
+};
+
+/// textures::resolve() into `map` when the search was given (`textures`
+/// false: only the external lightmaps, as the CLI's lightmaps verb); the
+/// archives it could not read join the map's diagnostics.
+textures::Resolved resolve_into(model::Map& map, const Bsp& bsp, const Search& search, bool textures) {
+    if (!search.given()) return {};
+    textures::SearchPath path;
+    path.wads = search.wads;
+    path.game_dirs = search.game_dirs;
+    path.textures = textures;
+    textures::Resolved r = textures::resolve(map, bsp, path);
+    map.diagnostics.insert(map.diagnostics.end(), r.diagnostics.begin(), r.diagnostics.end());
+    return r;
+}
+
+/// The misses as `bspkit export --json` lists them ("problem": None when the
+/// file was not found at all).
+py::list missing_list(const std::vector<textures::Missing>& missing) {
+    py::list out;
+    for (const textures::Missing& m : missing)
+        out.append(py::dict(py::arg("material") = bytes_to_utf8(m.material), py::arg("searched") = m.searched,
+                            py::arg("problem") = m.problem.empty() ? py::object(py::none()) : py::str(m.problem)));
+    return out;
+}
+
+py::list diagnostics_list(const std::vector<Diagnostic>& diagnostics) {
+    py::list out;
+    for (const Diagnostic& d : diagnostics)
+        out.append(py::dict(py::arg("severity") = severity_word(d.severity), py::arg("lump") = d.lump,
+                            py::arg("offset") = none_if_negative(d.offset), py::arg("message") = d.message));
+    return out;
 }
 
 // --- traces ---------------------------------------------------------------
@@ -327,7 +367,7 @@ PYBIND11_MODULE(_bspkit, m) {
              [](const Map& s) {
                  py::list out;
                  for (const Diagnostic& d : s.bsp.diagnostics())
-                     out.append(py::dict(py::arg("severity") = severity_name(d.severity), py::arg("lump") = d.lump,
+                     out.append(py::dict(py::arg("severity") = severity_word(d.severity), py::arg("lump") = d.lump,
                                          py::arg("offset") = none_if_negative(d.offset),
                                          py::arg("message") = d.message));
                  return out;
@@ -435,7 +475,7 @@ PYBIND11_MODULE(_bspkit, m) {
                  }
                  py::list out;
                  for (const Finding& f : report.findings)
-                     out.append(py::dict(py::arg("severity") = severity_name(f.severity), py::arg("lump") = f.lump,
+                     out.append(py::dict(py::arg("severity") = severity_word(f.severity), py::arg("lump") = f.lump,
                                          py::arg("record") = none_if_negative(f.record), py::arg("field") = f.field,
                                          py::arg("message") = f.message,
                                          py::arg("offset") = none_if_negative(f.offset)));
@@ -443,13 +483,18 @@ PYBIND11_MODULE(_bspkit, m) {
              })
         .def(
             "model",
-            [](Map& s, bool lightmaps, bool textures, bool all_models, int patch_level, bool hdr) {
+            [](Map& s, bool lightmaps, bool textures, bool all_models, int patch_level, bool hdr,
+               const std::vector<std::filesystem::path>& wads, const std::vector<std::filesystem::path>& game_dirs) {
                 py::gil_scoped_release nogil;
-                return std::make_shared<Mesh>(
-                    model::build(s.bsp, build_options(lightmaps, textures, all_models, patch_level, hdr)));
+                model::Map map = model::build(s.bsp, build_options(lightmaps, textures, all_models, patch_level, hdr));
+                const textures::Resolved found = resolve_into(map, s.bsp, {wads, game_dirs}, textures);
+                auto mesh = std::make_shared<Mesh>(std::move(map));
+                mesh->missing = found.missing;
+                return mesh;
             },
             py::arg("lightmaps") = true, py::arg("textures") = true, py::arg("all_models") = true,
-            py::arg("patch_level") = -1, py::arg("hdr") = false)
+            py::arg("patch_level") = -1, py::arg("hdr") = false, py::arg("wads") = std::vector<std::filesystem::path>{},
+            py::arg("game_dirs") = std::vector<std::filesystem::path>{})
         .def(
             "trace",
             [](Map& s, const py::array_t<float, py::array::c_style | py::array::forcecast>& starts,
@@ -607,7 +652,8 @@ PYBIND11_MODULE(_bspkit, m) {
         .def(
             "export",
             [](Map& s, const std::filesystem::path& path, const std::string& lighting, bool all_models, bool textures,
-               bool sky, bool tools, float scale, bool y_up, const std::vector<std::string>& skip) {
+               bool sky, bool tools, float scale, bool y_up, const std::vector<std::string>& skip,
+               const std::vector<std::filesystem::path>& wads, const std::vector<std::filesystem::path>& game_dirs) {
                 const auto format = exporter::format_for_path(path);
                 if (!format) throw py::value_error("the output must end in .glb, .gltf or .obj");
                 if (!(scale > 0)) throw py::value_error("scale must be positive");
@@ -623,18 +669,24 @@ PYBIND11_MODULE(_bspkit, m) {
                                                           (o.lighting == exporter::Lighting::separate &&
                                                            *format != exporter::FileFormat::obj),
                                                       textures, all_models, -1, false);
-                const exporter::Summary sum = exporter::write(model::build(s.bsp, b), path, o);
+                model::Map map = model::build(s.bsp, b);
+                const textures::Resolved found = resolve_into(map, s.bsp, {wads, game_dirs}, textures);
+                const exporter::Summary sum = exporter::write(map, path, o);
                 py::gil_scoped_acquire gil;
                 py::list files;
                 for (const auto& f : sum.files) files.append(f.string());
                 return py::dict(py::arg("files") = files, py::arg("models") = sum.models,
                                 py::arg("triangles") = sum.triangles, py::arg("vertices") = sum.vertices,
                                 py::arg("materials") = sum.materials, py::arg("images") = sum.images,
-                                py::arg("skipped_surfaces") = sum.skipped_surfaces);
+                                py::arg("skipped_surfaces") = sum.skipped_surfaces,
+                                py::arg("missing") = missing_list(found.missing),
+                                py::arg("lightmap_pages") = found.lightmap_pages,
+                                py::arg("warnings") = diagnostics_list(map.diagnostics));
             },
             py::arg("path"), py::arg("lighting") = "baked", py::arg("all_models") = true, py::arg("textures") = true,
             py::arg("sky") = true, py::arg("tools") = false, py::arg("scale") = 1.0f, py::arg("y_up") = false,
-            py::arg("skip") = std::vector<std::string>{});
+            py::arg("skip") = std::vector<std::string>{}, py::arg("wads") = std::vector<std::filesystem::path>{},
+            py::arg("game_dirs") = std::vector<std::filesystem::path>{});
 
     // decompile(path, ...) -> counts: `bspkit decompile` (text written to a temporary file, then renamed).
     m.def(
@@ -675,7 +727,8 @@ PYBIND11_MODULE(_bspkit, m) {
         "_render",
         [](Map& s, uint32_t width, uint32_t height, const std::string& view, std::optional<std::vector<float>> camera,
            std::optional<std::vector<float>> angles, float fov, bool pvs, bool textures, bool lightmaps,
-           unsigned threads) {
+           unsigned threads, const std::vector<std::filesystem::path>& wads,
+           const std::vector<std::filesystem::path>& game_dirs) {
             if (width == 0 || height == 0 || width > 16384 || height > 16384)
                 throw py::value_error("size: width and height must be 1-16384");
             if (camera && camera->size() != 3) throw py::value_error("camera: three numbers X, Y, Z");
@@ -687,8 +740,9 @@ PYBIND11_MODULE(_bspkit, m) {
                 render::Options o;
                 o.width = width, o.height = height, o.pvs = pvs, o.textures = textures, o.lightmaps = lightmaps;
                 o.threads = threads;
-                const render::Scene scene =
-                    render::Scene::prepare(model::build(s.bsp, build_options(true, textures, true, -1, false)), s.bsp, o);
+                model::Map map = model::build(s.bsp, build_options(true, textures, true, -1, false));
+                if (textures || lightmaps) resolve_into(map, s.bsp, {wads, game_dirs}, textures);
+                const render::Scene scene = render::Scene::prepare(std::move(map), s.bsp, o);
                 render::Camera cam;
                 if (camera) {
                     cam.position = {(*camera)[0], (*camera)[1], (*camera)[2]};
@@ -722,7 +776,8 @@ PYBIND11_MODULE(_bspkit, m) {
                              {py::ssize_t(frame.width) * 4, py::ssize_t(4), py::ssize_t(1)}, pixels->data(), owner);
         },
         py::arg("map"), py::arg("width"), py::arg("height"), py::arg("view"), py::arg("camera"), py::arg("angles"),
-        py::arg("fov"), py::arg("pvs"), py::arg("textures"), py::arg("lightmaps"), py::arg("threads"));
+        py::arg("fov"), py::arg("pvs"), py::arg("textures"), py::arg("lightmaps"), py::arg("threads"),
+        py::arg("wads"), py::arg("game_dirs"));
 
     // --- Mesh: numpy views of the flat arrays (base: the Mesh object) -----
     py::class_<Mesh, std::shared_ptr<Mesh>> mesh(m, "_Mesh");
@@ -783,13 +838,8 @@ PYBIND11_MODULE(_bspkit, m) {
                                                                        py::make_tuple(mo.origin.x, mo.origin.y, mo.origin.z)));
         return out;
     });
-    mesh.def_property_readonly("diagnostics", [](const Mesh& s) {
-        py::list out;
-        for (const Diagnostic& d : s.map.diagnostics)
-            out.append(py::dict(py::arg("severity") = severity_name(d.severity), py::arg("lump") = d.lump,
-                                py::arg("offset") = none_if_negative(d.offset), py::arg("message") = d.message));
-        return out;
-    });
+    mesh.def_property_readonly("diagnostics", [](const Mesh& s) { return diagnostics_list(s.map.diagnostics); });
+    mesh.def_property_readonly("missing", [](const Mesh& s) { return missing_list(s.missing); });
 
     // --- survey: one map's record as a JSON line (the CLI's exact text) --
     m.def(

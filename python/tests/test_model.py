@@ -288,3 +288,81 @@ def test_decompile_equals_the_cli(relpath, tmp_path):
         assert counts[key] == cli[key], key
     with pytest.raises(ValueError):
         bspkit.open(path).decompile(tmp_path / "x.map", format="nonsense")
+
+
+def write_tga_bottom_up(path, rgb, width, height):
+    """An uncompressed 24-bit TGA with its origin at the bottom left, as q3map2 -external writes lm_NNNN.tga."""
+    header = bytes([0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, width & 255, width >> 8, height & 255, height >> 8, 24, 0])
+    pixels = np.frombuffer(rgb, dtype=np.uint8).reshape(height, width, 3)[::-1, :, ::-1]  # rows up, BGR
+    path.write_bytes(header + pixels.tobytes())
+
+
+def test_quake3_lightmaps_kept_outside_the_map_come_from_game_dirs(tmp_path):
+    """q3map2 -external: the lightmaps lump is empty and the pages are maps/<map>/lm_NNNN.tga. The
+    map's own 40 pages, written that way beside a copy whose lump length is 0, give back through
+    game_dirs= the model, export and render of the map itself; without them the export says why."""
+    path = corpus_path("q3_v46/oa_oacmpctf3.bsp")
+    original = bspkit.open(path)
+    pages = original.lumps["lightmaps"].data().tobytes()
+    assert len(pages) == 40 * 128 * 128 * 3
+    folder = tmp_path / "game" / "maps" / "ext_ctf3"
+    folder.mkdir(parents=True)
+    for p in range(40):
+        write_tga_bottom_up(folder / f"lm_{p:04d}.tga", pages[p * 49152:(p + 1) * 49152], 128, 128)
+    data = bytearray(path.read_bytes())
+    data[8 + 8 * 14 + 4:8 + 8 * 14 + 8] = (0).to_bytes(4, "little")  # lump 14, lightmaps: length 0
+    copy_path = tmp_path / "ext_ctf3.bsp"
+    copy_path.write_bytes(bytes(data))
+    copy = bspkit.open(copy_path)
+    game = [tmp_path / "game"]
+
+    want, got = original.model(textures=False), copy.model(textures=False, game_dirs=game)
+    assert len(got.lightmaps) == len(want.lightmaps) > 0
+    for (ws, wpage), (gs, gpage) in zip(want.lightmaps, got.lightmaps):
+        assert ws == gs and np.array_equal(wpage, gpage)
+    assert np.array_equal(got.lightmap_uv, want.lightmap_uv, equal_nan=True)
+    assert got.diagnostics == [] and got.missing == []  # textures=False: only the pages were looked for
+    textured = copy.model(game_dirs=game)
+    assert len(textured.lightmaps) == len(want.lightmaps)
+    assert textured.missing and {m["material"] for m in textured.missing} <= {m["name"] for m in textured.materials}
+    unlit = copy.model()
+    assert unlit.lightmaps == [] and any("lightmap" in d["message"] for d in unlit.diagnostics)
+
+    # Export: the same bytes as the map's own; the CLI too, with --no-textures (the search still brings the pages).
+    original.export(tmp_path / "want.glb", textures=False)
+    summary = copy.export(tmp_path / "got.glb", textures=False, game_dirs=game)
+    assert summary["lightmap_pages"] == 40 and summary["missing"] == [] and summary["warnings"] == []
+    assert (tmp_path / "got.glb").read_bytes() == (tmp_path / "want.glb").read_bytes()
+    run_cli("export", copy_path, "-o", tmp_path / "cli.glb", "--no-textures", "--game-dir", game[0])
+    assert (tmp_path / "cli.glb").read_bytes() == (tmp_path / "want.glb").read_bytes()
+    dark = copy.export(tmp_path / "dark.glb", textures=False)
+    assert dark["lightmap_pages"] == 0 and any("lightmap" in w["message"] for w in dark["warnings"])
+
+    size = (96, 54)
+    assert np.array_equal(copy.render(size, game_dirs=game), original.render(size))
+    assert not np.array_equal(copy.render(size), original.render(size))
+
+
+def test_missing_textures_name_the_places_searched(tmp_path):
+    """A GoldSrc map whose textures live in WADs: searched for in an empty folder, every material
+    not found is listed with the places looked at, as `bspkit export --json` lists them."""
+    path = corpus_path("hl1_v30/cs16_de_torabora.bsp")
+    empty = tmp_path / "wads"
+    empty.mkdir()
+    bsp = bspkit.open(path)
+    got = bsp.export(tmp_path / "py.glb", wads=[empty])
+    cli = json.loads(run_cli("export", path, "-o", tmp_path / "cli.glb", "--wad", empty, "--json").stdout)
+    assert got["missing"], "the map names textures it does not hold"
+    assert [(m["material"], m["searched"]) for m in got["missing"]] == \
+        [(m["material"], m["searched"]) for m in cli["missing"]]
+    assert all(m["problem"] is None for m in got["missing"])
+    assert (tmp_path / "py.glb").read_bytes() == (tmp_path / "cli.glb").read_bytes()
+    model = bsp.model(wads=[empty])
+    assert [m["material"] for m in model.missing] == [m["material"] for m in got["missing"]]
+    assert bsp.model().missing == []  # no search, nothing reported
+    with pytest.raises(FileNotFoundError):
+        bsp.export(tmp_path / "x.glb", wads=[tmp_path / "nowhere"])
+    with pytest.raises(FileNotFoundError):
+        bsp.model(game_dirs=[tmp_path / "nowhere"])
+    with pytest.raises(TypeError):
+        bsp.model(game_dirs=str(empty))
