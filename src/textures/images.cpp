@@ -66,17 +66,61 @@ model::Texture decode_wal(ByteSpan data, const std::array<uint8_t, 768>& palette
 
 namespace {
 
-/// An uncompressed TGA (types 1-3, as q3map2 writes lightmap pages) must hold
-/// all its pixels: stb_image reads zeros past the end of a truncated one.
+/// A TGA must hold all its pixels: stb_image reads zeros past the end of a
+/// truncated one. Uncompressed (types 1-3, as q3map2 writes lightmap pages):
+/// the pixel bytes; run-length coded (types 9-11): packets for every pixel.
 void require_whole_tga(ByteSpan data, int w, int h, const std::string& name) {
-    if (data.size() < 18 || !(data[2] >= 1 && data[2] <= 3)) return;  // not TGA, or run-length coded
+    if (data.size() < 18) return;
+    const uint8_t type = data[2];
+    const bool rle = type >= 9 && type <= 11;
+    if (!(type >= 1 && type <= 3) && !rle) return;  // not a TGA (PNG and JPEG have other bytes there)
     const uint64_t colormap = data[1] == 1 ? uint64_t(data[5] | data[6] << 8) * ((data[7] + 7u) / 8) : 0;
     const uint64_t pixels_at = 18 + uint64_t(data[0]) + colormap;
-    const uint64_t pixel_bytes = uint64_t(w) * uint64_t(h) * ((data[16] + 7u) / 8);
-    if (data.size() < pixels_at + pixel_bytes)
-        throw Error({name, "", int64_t(data.size())},
-                    "truncated TGA: " + std::to_string(w) + " x " + std::to_string(h) + " pixels need " +
-                        std::to_string(pixels_at + pixel_bytes) + " bytes, the file has " + std::to_string(data.size()));
+    const uint64_t bytes_per_pixel = (data[16] + 7u) / 8, pixels = uint64_t(w) * uint64_t(h);
+    if (!rle) {
+        if (data.size() < pixels_at + pixels * bytes_per_pixel)
+            throw Error({name, "", int64_t(data.size())},
+                        "truncated TGA: " + std::to_string(w) + " x " + std::to_string(h) + " pixels need " +
+                            std::to_string(pixels_at + pixels * bytes_per_pixel) + " bytes, the file has " +
+                            std::to_string(data.size()));
+        return;
+    }
+    // Each packet takes at least one byte: at most the file's size in steps.
+    uint64_t at = pixels_at, had = 0;
+    while (had < pixels) {
+        const uint64_t count = at < data.size() ? (data[at] & 0x7fu) + 1 : 0;
+        const uint64_t bytes = at < data.size() ? 1 + (data[at] & 0x80 ? 1 : count) * bytes_per_pixel : 1;
+        if (at + bytes > data.size())
+            throw Error({name, "", int64_t(data.size())},
+                        "truncated TGA: its run-length packets end after " + std::to_string(had) + " of " +
+                            std::to_string(w) + " x " + std::to_string(h) + " pixels (the file has " +
+                            std::to_string(data.size()) + " bytes)");
+        at += bytes;
+        had += count;
+    }
+}
+
+/// A JPEG must reach its end-of-image marker (FF D9) after its first scan:
+/// stb_image fills what a truncated one lacks with grey. Markers are walked
+/// up to the first scan (an EXIF thumbnail before it has an end of its own);
+/// after it, FF D9 is that marker only (the coded data stuffs FF with 00).
+void require_whole_jpeg(ByteSpan data, const std::string& name) {
+    if (data.size() < 4 || data[0] != 0xFF || data[1] != 0xD8) return;
+    size_t at = 2;
+    while (at + 4 <= data.size() && data[at] == 0xFF) {
+        const uint8_t marker = data[at + 1];
+        if (marker == 0xFF) {  // fill byte
+            ++at;
+            continue;
+        }
+        if (marker == 0xDA) break;  // the first scan
+        at += 2 + size_t(data[at + 2] << 8 | data[at + 3]);
+    }
+    for (size_t i = at; i + 1 < data.size(); ++i)
+        if (data[i] == 0xFF && data[i + 1] == 0xD9) return;
+    throw Error({name, "", int64_t(data.size())},
+                "truncated JPEG: no end-of-image marker after its image data (the file has " +
+                    std::to_string(data.size()) + " bytes)");
 }
 
 }  // namespace
@@ -90,6 +134,7 @@ model::Texture decode_image(ByteSpan data, const std::string& name) {
         throw Error({name, "", 0}, "image size " + std::to_string(w) + " x " + std::to_string(h) + " is not 1.." +
                                        std::to_string(kMaxSide));
     require_whole_tga(data, w, h, name);
+    require_whole_jpeg(data, name);
     std::unique_ptr<stbi_uc, void (*)(void*)> pixels(stbi_load_from_memory(data.data(), int(data.size()), &w, &h,
                                                                            &channels, 4),
                                                      stbi_image_free);

@@ -15,6 +15,10 @@
 
 #include <gtest/gtest.h>
 
+#define STB_IMAGE_WRITE_STATIC
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include <stb/stb_image_write.h>
+
 #include <filesystem>
 #include <random>
 
@@ -393,6 +397,55 @@ TEST(Textures, HostileFilesGiveErrorsNotCrashes) {
                   std::string::npos)
             << e.what();
         EXPECT_EQ(e.where().offset, 100);
+    }
+    // Run-length coded too (type 10): packets for every pixel, or an error at the end.
+    Bytes rle = {0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 8, 0, 24, 0};
+    for (int row = 0; row < 8; ++row) {
+        rle.insert(rle.end(), {0x83, 0x10, 0x20, 0x30});  // 4 pixels of one colour (B, G, R)
+        rle.push_back(0x03);                              // then 4 raw ones
+        for (int k = 0; k < 4; ++k) rle.insert(rle.end(), {uint8_t(k), 0x50, 0x60});
+    }
+    const model::Texture whole = textures::decode_image(rle, "r.tga");
+    EXPECT_EQ(whole.rgba[0], 0x30);  // red of the first run (the rows are bottom-up: any row starts so)
+    EXPECT_EQ(whole.rgba[4 * 4 + 2], 0);  // the first raw pixel's blue
+    for (const size_t cut : {size_t(18), size_t(20), rle.size() - 1}) {
+        const Bytes part(rle.begin(), rle.begin() + std::ptrdiff_t(cut));
+        try {
+            (void)textures::decode_image(part, "r.tga");
+            ADD_FAILURE() << "a run-length TGA cut at " << cut << " decoded";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("truncated TGA: its run-length packets end after"), std::string::npos)
+                << e.what();
+            EXPECT_EQ(e.where().offset, int64_t(cut));
+        }
+    }
+    // A JPEG cut short: stb_image would fill the rest with grey; an error instead. An FF D9
+    // before the first scan (in an APP segment, as an EXIF thumbnail's) does not count.
+    Bytes jpeg;
+    {
+        std::vector<uint8_t> pixels(32 * 32 * 3);
+        for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = uint8_t(i * 7);
+        stbi_write_jpg_to_func(
+            [](void* out, void* data, int size) {
+                auto* bytes = static_cast<Bytes*>(out);
+                bytes->insert(bytes->end(), static_cast<uint8_t*>(data), static_cast<uint8_t*>(data) + size);
+            },
+            &jpeg, 32, 32, 3, pixels.data(), 90);
+    }
+    ASSERT_GT(jpeg.size(), 200u);
+    const Bytes app = {0xFF, 0xE1, 0x00, 0x06, 0xFF, 0xD9, 0xFF, 0xD9};  // APP1 holding two end markers
+    jpeg.insert(jpeg.begin() + 2, app.begin(), app.end());
+    EXPECT_EQ(textures::decode_image(jpeg, "j.jpg").width, 32u);
+    Bytes trailing = jpeg;
+    trailing.insert(trailing.end(), {0, 0, 0x12});  // bytes after the end marker are left alone
+    EXPECT_EQ(textures::decode_image(trailing, "j.jpg").width, 32u);
+    const Bytes cut_jpeg(jpeg.begin(), jpeg.begin() + std::ptrdiff_t(jpeg.size() * 3 / 4));
+    try {
+        (void)textures::decode_image(cut_jpeg, "j.jpg");
+        ADD_FAILURE() << "a truncated JPEG decoded";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("truncated JPEG: no end-of-image marker"), std::string::npos) << e.what();
+        EXPECT_EQ(e.where().offset, int64_t(cut_jpeg.size()));
     }
     // VPK: tree past the end, unterminated names, data past the end.
     const std::string dir = temp_dir("badvpk");
