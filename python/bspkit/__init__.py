@@ -392,7 +392,8 @@ class Bsp:
         """Exports to glTF (.glb / .gltf) or OBJ (.obj) like `bspkit export`; returns its summary, with
         ``missing`` (the materials the search did not find: material, searched, problem),
         ``lightmap_pages`` (Quake 3 pages loaded from outside the map) and ``warnings`` (what the
-        build left out, as `bspkit export --json`). wads / game_dirs: as for :meth:`model`."""
+        build left out, as `bspkit export --json` lists it, and the archives the search could not
+        read, which the command prints apart). wads / game_dirs: as for :meth:`model`."""
         self._flush()
         return self._core.export(os.fspath(path), lighting, all_models, textures, sky, tools, scale, y_up, list(skip),
                                  *_search(wads, game_dirs))
