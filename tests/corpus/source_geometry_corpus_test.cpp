@@ -23,6 +23,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <cmath>
 #include <set>
 
@@ -450,4 +452,48 @@ TEST(SourceGeometryCorpus, HdrLightmapsAreTheHdrLumpInTheSameLayout) {
     RecordProperty("maps_with_both", int(both));
 }
 
+}  // namespace bspkit::source
+
+namespace bspkit::source {
+namespace {
+
+// A model of 256 faces or more is built on every core, in chunks; the error
+// raised is still that of the first broken face in face order (a texinfo that
+// is out of range counts from that face on, as when faces were built one by one).
+TEST(SourceGeometryCorpus, TheFirstBrokenFaceIsNamedWhicheverThreadBuildsIt) {
+    const CorpusFile& f = test::corpus_file("src_v20/tf2_test_displacement_decompile.bsp");
+    const Bytes original = test::read_corpus(f);
+    const LumpEntry faces = Bsp::parse(original, f.relpath).entry(lump::faces);
+    ASSERT_GT(faces.length / int64_t(sizeof(dface_t)), 2000);
+    struct Damage {
+        size_t face;
+        size_t field;  ///< offsetof in dface_t
+        int32_t value;
+        size_t bytes;
+    };
+    const auto first_error = [&](std::initializer_list<Damage> damage) -> std::string {
+        Bytes b = original;
+        for (const Damage& d : damage) {
+            const int16_t v16 = int16_t(d.value);
+            std::memcpy(b.data() + faces.offset + d.face * sizeof(dface_t) + d.field, d.bytes == 2 ? static_cast<const void*>(&v16) : &d.value, d.bytes);
+        }
+        try {
+            (void)model::build(Bsp::parse(b, "damaged.bsp"));
+        } catch (const Error& e) {
+            return e.what();
+        }
+        return "built";
+    };
+    const Damage texinfo_1500{1500, offsetof(dface_t, texinfo), 30000, 2}, planenum_700{700, offsetof(dface_t, planenum), 60000, 2};
+    EXPECT_NE(first_error({texinfo_1500, planenum_700}).find("faces record 700: planenum 60000 is outside"), std::string::npos);
+    EXPECT_NE(first_error({texinfo_1500}).find("faces record 1500: texinfo 30000 is outside"), std::string::npos);
+    const Damage texinfo_250{250, offsetof(dface_t, texinfo), 30000, 2}, firstedge_300{300, offsetof(dface_t, firstedge), -5, 4};
+    EXPECT_NE(first_error({firstedge_300, texinfo_250}).find("faces record 250: texinfo 30000"), std::string::npos);
+    EXPECT_NE(first_error({firstedge_300}).find("faces record 300: surfedges -5 + "), std::string::npos);
+    const Damage firstedge_2000{2000, offsetof(dface_t, firstedge), -5, 4}, firstedge_100{100, offsetof(dface_t, firstedge), -5, 4};
+    EXPECT_NE(first_error({firstedge_2000, firstedge_100}).find("faces record 100: surfedges"), std::string::npos);
+    EXPECT_EQ(first_error({}), "built");
+}
+
+}  // namespace
 }  // namespace bspkit::source

@@ -38,12 +38,14 @@
 //     faces_hdr when that lump pairs with faces (else vrad wrote both lumps
 //     with the same layout); Map::lightmap_source names the lump used.
 #include "../../model/builders.hpp"
+#include "../../core/parallel.hpp"
 
 #include <bspkit/ascii.hpp>
 #include <bspkit/formats/source.hpp>
 #include <bspkit/formats/source_props.hpp>
 
 #include <algorithm>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <array>
@@ -138,6 +140,15 @@ std::array<uint8_t, 3> to_rgb8(const ColorRGBExp32& c) {
 }
 
 class Builder {
+    using TriangleKey = std::array<std::array<float, 3>, 3>;  ///< a triangle's corners, sorted
+    /// build_face()'s working vectors, one set per thread (their capacity kept
+    /// from face to face).
+    struct Scratch {
+        std::vector<uint32_t> corner, prim_index;
+        std::vector<std::array<uint32_t, 3>> tris;
+        std::vector<TriangleKey> seen;
+    };
+
 public:
     Builder(const Bsp& bsp, const model::BuildOptions& options, model::Map& out)
         : bsp_(bsp), m_(bsp), options_(options), out_(out) {}
@@ -279,6 +290,11 @@ private:
 
     // --- faces ---------------------------------------------------------------
 
+    /// Faces a model needs before its faces are built on every core (fewer
+    /// are built on the calling thread: starting threads would cost more).
+    static constexpr size_t kParallelFaces = 256;
+    static constexpr size_t kChunk = 64;  ///< faces a thread takes at a time
+
     void build_model(size_t mi, const dmodel_t& md) {
         if (md.firstface < 0 || md.numfaces < 0 || uint64_t(md.firstface) + uint64_t(md.numfaces) > faces_.size())
             fail(lump::models, int64_t(mi),
@@ -287,12 +303,48 @@ private:
                      std::string(bsp_.lump_name(face_lump_)));
         model::Model model;
         model.index = uint32_t(mi);
-        model.surfaces.reserve(size_t(md.numfaces));
-        for (int32_t k = 0; k < md.numfaces; ++k) {
-            const size_t fi = size_t(md.firstface) + size_t(k);
-            model::Surface s = build_face(fi);
-            model.surfaces.push_back(std::move(s));
+        const size_t first = size_t(md.firstface), count = size_t(md.numfaces);
+        // Materials first, in face order (they are numbered as faces first name
+        // them), up to the first face whose texinfo is broken: one face after
+        // another, the faces before it would have been built, and it fails first.
+        std::vector<uint32_t> materials(count);
+        size_t built = count;
+        std::exception_ptr material_error;
+        for (size_t k = 0; k < count; ++k) {
+            try {
+                materials[k] = material(faces_[first + k].texinfo, first + k);
+            } catch (...) {
+                material_error = std::current_exception();
+                built = k;
+                break;
+            }
         }
+        // Then the faces, in chunks on every core, each with scratch of its own;
+        // a face lands in its slot and its lightmap image beside it, so the model
+        // is the same whatever the thread count. The first error in face order wins.
+        model.surfaces.resize(built);
+        std::vector<std::optional<model::LightmapImage>> images(built);
+        const size_t chunks = (built + kChunk - 1) / kChunk;
+        std::vector<std::exception_ptr> failed(chunks);
+        bspkit::detail::parallel_for(chunks, built >= kParallelFaces ? 0u : 1u, [&](size_t c) {
+            Scratch scratch;
+            for (size_t k = c * kChunk; k < std::min(built, (c + 1) * kChunk); ++k) {
+                try {
+                    model.surfaces[k] = build_face(first + k, materials[k], scratch, images[k]);
+                } catch (...) {
+                    failed[c] = std::current_exception();
+                    return;
+                }
+            }
+        });
+        for (const std::exception_ptr& e : failed)
+            if (e) std::rethrow_exception(e);
+        if (material_error) std::rethrow_exception(material_error);
+        for (size_t k = 0; k < built; ++k)
+            if (images[k]) {
+                model.surfaces[k].lightmap = int32_t(out_.lightmap_images.size());
+                out_.lightmap_images.push_back(std::move(*images[k]));
+            }
         smooth_displacement_seams(model);
         out_.models.push_back(std::move(model));
     }
@@ -341,8 +393,8 @@ private:
     }
 
     /// The face's corners as dvertex_t indices, in stored (clockwise) order.
-    /// (Into the builder's own vector, reused face after face.)
-    const std::vector<uint32_t>& corners(size_t fi, const dface_t& f) {
+    /// (Into the scratch's vector, reused face after face.)
+    const std::vector<uint32_t>& corners(size_t fi, const dface_t& f, Scratch& scratch) const {
         const auto surfedges = m_.surfedges();
         const auto edges = m_.edges();
         const size_t n_verts = m_.vertexes().size();
@@ -352,7 +404,7 @@ private:
             fail(face_lump_, int64_t(fi),
                  face_name(fi) + ": surfedges " + std::to_string(f.firstedge) + " + " + std::to_string(f.numedges) +
                      " run past the " + std::to_string(surfedges.size()) + " records of surfedges");
-        std::vector<uint32_t>& out = corner_;
+        std::vector<uint32_t>& out = scratch.corner;
         out.resize(size_t(f.numedges));
         for (int k = 0; k < f.numedges; ++k) {
             const int64_t se = surfedges[size_t(f.firstedge) + size_t(k)].edge;
@@ -371,18 +423,22 @@ private:
         return out;
     }
 
-    model::Surface build_face(size_t fi) {
+    /// Face `fi` with its material already found; its lightmap, if any, into
+    /// `image` (build_model() numbers the images in face order). Reads the
+    /// builder's tables only: faces are built on several threads at once.
+    model::Surface build_face(size_t fi, uint32_t material, Scratch& scratch,
+                              std::optional<model::LightmapImage>& image) const {
         const dface_t& f = faces_[fi];
         model::Surface s;
         s.face = int64_t(fi);
-        s.material = material(f.texinfo, fi);
+        s.material = material;
         const auto planes = m_.planes();
         if (f.planenum >= planes.size())
             fail(face_lump_, int64_t(fi),
                  face_name(fi) + ": planenum " + std::to_string(f.planenum) + " is outside the " +
                      std::to_string(planes.size()) + " records of planes");
         s.plane = model::Plane{vec(planes[f.planenum].normal), planes[f.planenum].dist};
-        const std::vector<uint32_t>& corner = corners(fi, f);
+        const std::vector<uint32_t>& corner = corners(fi, f, scratch);
         const texinfo_t* ti = f.texinfo >= 0 ? &m_.texinfo()[size_t(f.texinfo)] : nullptr;
         const model::Material& mat = out_.materials[s.material];
 
@@ -392,7 +448,7 @@ private:
         if (displacement)
             build_displacement(fi, f, corner, ti, mat, s);
         else
-            build_polygon(fi, f, corner, ti, mat, s);
+            build_polygon(fi, f, corner, ti, mat, s, scratch);
         if (!displacement) {
             // Lightmap coordinates: luxel centres inside the face's image.
             const double w = double(lf.LightmapTextureSizeInLuxels[0]) + 1, h = double(lf.LightmapTextureSizeInLuxels[1]) + 1;
@@ -401,7 +457,7 @@ private:
                     v.lightmap_uv = {float((dot4(ti->lightmapVecs[0], v.position) - lf.LightmapTextureMinsInLuxels[0] + 0.5) / w),
                                      float((dot4(ti->lightmapVecs[1], v.position) - lf.LightmapTextureMinsInLuxels[1] + 0.5) / h)};
         }
-        s.lightmap = lightmap(fi, lf, ti);
+        image = lightmap(fi, lf, ti);
         return s;
     }
 
@@ -412,7 +468,7 @@ private:
     }
 
     void build_polygon(size_t fi, const dface_t& f, const std::vector<uint32_t>& corner, const texinfo_t* ti,
-                       const model::Material& mat, model::Surface& s) {
+                       const model::Material& mat, model::Surface& s, Scratch& scratch) const {
         const auto verts = m_.vertexes();
         const Vec3 plane_normal = s.plane->normal;
         const auto normals = m_.vertnormals();
@@ -433,7 +489,7 @@ private:
         }
 
         // Candidate triangles over the corners: the primitive's list or a fan.
-        std::vector<std::array<uint32_t, 3>>& tris = tris_;
+        std::vector<std::array<uint32_t, 3>>& tris = scratch.tris;
         tris.clear();
         const int n_prims = f.numPrims & 0x7fff;  // the top bit marks shadows disabled
         if (n_prims > 0 && m_.version() > 17) {
@@ -449,7 +505,7 @@ private:
                      "primitive " + std::to_string(f.firstPrimID) + ": indices " + std::to_string(p.firstIndex) + " + " +
                          std::to_string(p.indexCount) + " run past the " + std::to_string(prim_indices.size()) +
                          " records of primindices");
-            std::vector<uint32_t>& idx = prim_index_;
+            std::vector<uint32_t>& idx = scratch.prim_index;
             idx.resize(p.indexCount);
             for (size_t k = 0; k < idx.size(); ++k) {
                 idx[k] = prim_indices[p.firstIndex + k].index;
@@ -475,7 +531,7 @@ private:
         // corners (collinear slivers) list the same triangle twice, reversed.
         // The keys seen are few (a face's triangles): a linear search of a reused
         // vector, and a set once there are many (hostile primitive lists).
-        std::vector<TriangleKey>& seen = seen_;
+        std::vector<TriangleKey>& seen = scratch.seen;
         seen.clear();
         std::set<TriangleKey> many;
         const auto first_time = [&](const TriangleKey& key) {
@@ -504,7 +560,7 @@ private:
     }
 
     void build_displacement(size_t fi, const dface_t& f, const std::vector<uint32_t>& corner, const texinfo_t* ti,
-                            const model::Material& mat, model::Surface& s) {
+                            const model::Material& mat, model::Surface& s) const {
         s.kind = model::SurfaceKind::displacement;
         const auto dispinfo = m_.dispinfo();
         if (f.dispinfo < 0 || size_t(f.dispinfo) >= dispinfo.size())
@@ -601,11 +657,11 @@ private:
 
     // --- lightmaps -----------------------------------------------------------
 
-    int32_t lightmap(size_t fi, const dface_t& lf, const texinfo_t* ti) {
-        if (light_.empty() || lf.lightofs == -1) return -1;
+    std::optional<model::LightmapImage> lightmap(size_t fi, const dface_t& lf, const texinfo_t* ti) const {
+        if (light_.empty() || lf.lightofs == -1) return std::nullopt;
         int styles = 0;
         while (styles < MAXLIGHTMAPS && lf.styles[styles] != kNoLightStyle) ++styles;
-        if (styles == 0) return -1;
+        if (styles == 0) return std::nullopt;
         const std::string where = std::string(bsp_.lump_name(light_face_lump_)) + " record " + std::to_string(fi);
         if (lf.lightofs < 0)
             fail(light_face_lump_, int64_t(fi), where + ": lightofs " + std::to_string(lf.lightofs) + " is negative");
@@ -639,8 +695,7 @@ private:
                 std::copy(c.begin(), c.end(), rgb.begin() + std::ptrdiff_t(3 * x));
             }
         }
-        out_.lightmap_images.push_back(std::move(image));
-        return int32_t(out_.lightmap_images.size() - 1);
+        return image;
     }
 
     // --- static props --------------------------------------------------------
@@ -680,11 +735,6 @@ private:
     std::vector<uint32_t> vn_first_;
     std::vector<int64_t> material_of_texinfo_;
     std::map<std::tuple<std::string, uint32_t, uint32_t, uint32_t>, uint32_t> material_index_;
-    // build_face()'s working vectors (their capacity kept from face to face).
-    using TriangleKey = std::array<std::array<float, 3>, 3>;  ///< a triangle's corners, sorted
-    std::vector<uint32_t> corner_, prim_index_;
-    std::vector<std::array<uint32_t, 3>> tris_;
-    std::vector<TriangleKey> seen_;
 };
 
 }  // namespace
