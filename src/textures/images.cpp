@@ -100,10 +100,11 @@ void require_whole_tga(ByteSpan data, int w, int h, const std::string& name) {
     }
 }
 
-/// A JPEG must reach its end-of-image marker (FF D9) after its first scan:
-/// stb_image fills what a truncated one lacks with grey. Markers are walked
-/// up to the first scan (an EXIF thumbnail before it has an end of its own);
-/// after it, FF D9 is that marker only (the coded data stuffs FF with 00).
+/// A JPEG must reach its end-of-image marker (FF D9) after its first scan.
+/// stb_image refuses a truncated one too, but as "expected marker" at no
+/// particular place; this names the cause and the file's end. Markers are
+/// walked up to the first scan (an EXIF thumbnail before it has an end of its
+/// own); after it, FF D9 is that marker only (the coded data stuffs FF with 00).
 void require_whole_jpeg(ByteSpan data, const std::string& name) {
     if (data.size() < 4 || data[0] != 0xFF || data[1] != 0xD8) return;
     size_t at = 2;

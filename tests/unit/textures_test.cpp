@@ -419,8 +419,9 @@ TEST(Textures, HostileFilesGiveErrorsNotCrashes) {
             EXPECT_EQ(e.where().offset, int64_t(cut));
         }
     }
-    // A JPEG cut short: stb_image would fill the rest with grey; an error instead. An FF D9
-    // before the first scan (in an APP segment, as an EXIF thumbnail's) does not count.
+    // A JPEG cut short: an error naming the missing end marker at the file's end (stb_image's
+    // own is "expected marker"). An FF D9 before the first scan (in an APP segment, as an
+    // EXIF thumbnail's) does not count.
     Bytes jpeg;
     {
         std::vector<uint8_t> pixels(32 * 32 * 3);
