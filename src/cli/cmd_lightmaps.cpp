@@ -1,6 +1,8 @@
-// bspkit lightmaps FILE -o DIR [--json]: builds the map's model, packs every
-// surface's lightmap into one atlas page per light style and writes each
-// page as DIR/lightmap_style<N>.png (RGB). stdout lists the files written.
+// bspkit lightmaps FILE -o DIR [--hdr] [--game-dir DIR]... [--json]: builds
+// the map's model (with Quake 3 pages kept outside the map found in the game
+// folders), packs every surface's lightmap into one atlas page per light style
+// and writes each page as DIR/lightmap_style<N>.png (RGB). stdout lists the
+// files written.
 #include "common.hpp"
 #include "texture_search.hpp"
 
