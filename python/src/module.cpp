@@ -363,15 +363,7 @@ PYBIND11_MODULE(_bspkit, m) {
         .def_property_readonly("revision", [](const Map& s) { return s.bsp.revision(); })
         .def_property_readonly("big_endian", [](const Map& s) { return s.bsp.byte_order() == ByteOrder::big; })
         .def_property_readonly("size", [](const Map& s) { return s.bsp.file_bytes().size(); })
-        .def("diagnostics",
-             [](const Map& s) {
-                 py::list out;
-                 for (const Diagnostic& d : s.bsp.diagnostics())
-                     out.append(py::dict(py::arg("severity") = severity_word(d.severity), py::arg("lump") = d.lump,
-                                         py::arg("offset") = none_if_negative(d.offset),
-                                         py::arg("message") = d.message));
-                 return out;
-             })
+        .def("diagnostics", [](const Map& s) { return diagnostics_list(s.bsp.diagnostics()); })
         .def("lump_table",
              [](const Map& s) {
                  py::list out;
