@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <exception>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -63,6 +64,26 @@ void parallel_for(size_t n, unsigned threads, const F& job) {
     run_on_threads(threads, [&] {
         for (size_t i; (i = next.fetch_add(1)) < n;) job(i);
     });
+}
+
+/// body(begin, end) for consecutive ranges of `chunk` indices covering [0, n),
+/// on parallel_for(). `body` may throw: a range stops at its first exception,
+/// and once every range has run, the exception of the lowest range is thrown
+/// again. A body that works through its range in order therefore throws what
+/// the same loop on one thread would have thrown first.
+template <class Body>
+void parallel_chunks(size_t n, size_t chunk, unsigned threads, const Body& body) {
+    const size_t chunks = (n + chunk - 1) / chunk;
+    std::vector<std::exception_ptr> failed(chunks);
+    parallel_for(chunks, threads, [&](size_t c) {
+        try {
+            body(c * chunk, std::min(n, (c + 1) * chunk));
+        } catch (...) {
+            failed[c] = std::current_exception();
+        }
+    });
+    for (const std::exception_ptr& e : failed)
+        if (e) std::rethrow_exception(e);
 }
 
 }  // namespace bspkit::detail

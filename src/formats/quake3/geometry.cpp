@@ -38,7 +38,6 @@
 #include "../../core/parallel.hpp"
 
 #include <algorithm>
-#include <exception>
 #include <filesystem>
 #include <array>
 #include <bit>
@@ -304,20 +303,11 @@ public:
                 jobs.push_back({&model.surfaces[size_t(k)], face, patch ? patch_number++ : 0, uint32_t(m), uint32_t(k)});
             }
         }
-        constexpr size_t kChunk = 64;
-        const size_t chunks = (jobs.size() + kChunk - 1) / kChunk;
-        std::vector<std::exception_ptr> failed(chunks);
-        bspkit::detail::parallel_for(chunks, 0, [&](size_t c) {
-            try {
-                Scratch scratch;
-                for (size_t j = c * kChunk; j < std::min(jobs.size(), (c + 1) * kChunk); ++j)
-                    *jobs[j].slot = surface(jobs[j].face, jobs[j].patch, scratch);
-            } catch (...) {
-                failed[c] = std::current_exception();
-            }
+        // The first face's error in the models' order is thrown, as built one by one.
+        bspkit::detail::parallel_chunks(jobs.size(), 64, 0, [&](size_t begin, size_t end) {
+            Scratch scratch;
+            for (size_t j = begin; j < end; ++j) *jobs[j].slot = surface(jobs[j].face, jobs[j].patch, scratch);
         });
-        for (const std::exception_ptr& e : failed)
-            if (e) std::rethrow_exception(e);  // the first face's in the models' order, as built one by one
         // No pages at all: q3map2 -external wrote them as images beside the map,
         // which textures::resolve() can find (model::ExternalLightmaps).
         const bool external = pages_ == 0;

@@ -324,21 +324,11 @@ private:
         // is the same whatever the thread count. The first error in face order wins.
         model.surfaces.resize(built);
         std::vector<std::optional<model::LightmapImage>> images(built);
-        const size_t chunks = (built + kChunk - 1) / kChunk;
-        std::vector<std::exception_ptr> failed(chunks);
-        bspkit::detail::parallel_for(chunks, built >= kParallelFaces ? 0u : 1u, [&](size_t c) {
+        bspkit::detail::parallel_chunks(built, kChunk, built >= kParallelFaces ? 0u : 1u, [&](size_t begin, size_t end) {
             Scratch scratch;
-            for (size_t k = c * kChunk; k < std::min(built, (c + 1) * kChunk); ++k) {
-                try {
-                    model.surfaces[k] = build_face(first + k, materials[k], scratch, images[k]);
-                } catch (...) {
-                    failed[c] = std::current_exception();
-                    return;
-                }
-            }
+            for (size_t k = begin; k < end; ++k)
+                model.surfaces[k] = build_face(first + k, materials[k], scratch, images[k]);
         });
-        for (const std::exception_ptr& e : failed)
-            if (e) std::rethrow_exception(e);
         if (material_error) std::rethrow_exception(material_error);
         for (size_t k = 0; k < built; ++k)
             if (images[k]) {
