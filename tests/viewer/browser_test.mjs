@@ -8,7 +8,9 @@
 //   - PVS: inside a map with visibility, fewer faces are drawn than the total;
 //   - picking at a point entity's projected position selects it and the side
 //     panel shows its classname;
-// and that damaged files show the CLI's one-line error on the page.
+// that files given with a map (picked together, a dropped folder, ?companion=URL) bring its textures
+// kept in WADs (the counts of `bspkit export --wad DIR --game-dir DIR --json`, the Textures panel), and
+// that damaged files show the CLI's one-line error on the page.
 // Screenshots of the whole page go to ARTEFACTS (look at them).
 //
 //   node browser_test.mjs --site DIR --corpus DIR --bspkit PATH --artefacts DIR [--chromium PATH]
@@ -18,6 +20,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { launch, serve } from './cdp.mjs';
+import { makeWad3 } from './wad3.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -68,7 +71,8 @@ const nativeExport = (file, cwd, extra = []) => {
 };
 
 const bad = mkdtempSync(join(tmpdir(), 'bspkit-viewer-bad-'));
-const { server, port } = await serve({ '/': site, '/corpus/': corpus, '/bad/': bad });
+const given = mkdtempSync(join(tmpdir(), 'bspkit-viewer-companions-'));  // a WAD made here, in a game folder
+const { server, port } = await serve({ '/': site, '/corpus/': corpus, '/bad/': bad, '/given/': given });
 const base = `http://127.0.0.1:${port}/`;
 const browser = await launch({ chromium, width: 1280, height: 800 });
 const { page } = browser;
@@ -79,8 +83,9 @@ async function openPage(mapUrl, picker = null, how = 'picker') {
     for (let i = 0; i < 100 && !(await page.eval('!!window.bspkitViewer')); ++i) await new Promise((ok) => setTimeout(ok, 100));
     if (picker) {
         if ((await page.eval('window.bspkitViewer.state')) !== 'idle') throw new Error('the page without ?map= is not idle');
-        if (how === 'drop') await page.dropFiles(400, 300, [picker]);
-        else await page.setFiles('#file', [picker]);
+        const files = Array.isArray(picker) ? picker : [picker];
+        if (how === 'drop') await page.dropFiles(400, 300, files);
+        else await page.setFiles('#file', files);
         for (let i = 0; i < 100 && (await page.eval('window.bspkitViewer.state')) === 'idle'; ++i)
             await new Promise((ok) => setTimeout(ok, 100));
     }
@@ -212,6 +217,65 @@ try {
         }
     }
 
+    // Files given with the map: hl_undertow keeps its textures in halflife.wad (its "wad" key). A WAD made
+    // here for the names `bspkit export --json` lists as missing, given three ways.
+    const undertow = join(corpus, 'hl1_v30/hl_undertow.bsp');
+    if (check(existsSync(undertow), `companions: corpus file ${undertow} present`) && (!only || only.split(',').includes('companions'))) {
+        const empty = mkdtempSync(join(tmpdir(), 'bspkit-viewer-nowad-'));
+        const names = nativeExport(undertow, undefined, ['--wad', empty]).json.missing.map((m) => m.material);
+        rmSync(empty, { recursive: true, force: true });
+        mkdirSync(join(given, 'valve'), { recursive: true });
+        writeFileSync(join(given, 'valve', 'halflife.wad'), makeWad3(names));
+        writeFileSync(join(given, 'valve', 'readme.txt'), 'not a texture\n');
+        const withWad = nativeExport(undertow, undefined, ['--wad', join(given, 'valve'), '--game-dir', join(given, 'valve')]);
+        check(names.length > 10 && withWad.json.missing.length === 0, 'companions: the WAD made here holds every texture the map names',
+              `${names.length} names; bspkit export --wad: ${withWad.json.missing.length} missing`);
+        const seen = async () => page.eval(`(() => { const v = window.bspkitViewer;
+            return {state: v.state, error: v.error, summary: v.summary, textures: v.info && v.info.textures, companions: v.companions,
+                    panel: document.getElementById('textures').textContent}; })()`);
+        const expectTextures = (how, st) => {
+            check(st.state === 'ready', `companions (${how}): the map reaches "ready"`, st.error || '');
+            if (st.state !== 'ready') return;
+            for (const k of ['images', 'materials', 'triangles'])
+                check(st.summary[k] === withWad.json[k], `companions (${how}): ${k} ${st.summary[k]} == ${withWad.json[k]} (bspkit export --wad --json)`);
+            check(st.textures.searched && st.textures.found === names.length && st.textures.missing.length === 0
+                  && st.panel.includes(`${names.length} textures found`),
+                  `companions (${how}): the Textures panel says the WAD brought all ${names.length}`, JSON.stringify(st.panel.slice(0, 120)));
+        };
+        // 1. Without the WAD the panel says what is missing and how to give it.
+        await openPage(`corpus/hl1_v30/hl_undertow.bsp`);
+        let st = await seen();
+        check(st.state === 'ready' && !st.textures.searched && st.textures.untextured > 0 && st.panel.includes('have no texture in the map'),
+              'companions: without them the Textures panel says the textures are kept outside the map', JSON.stringify(st.panel.slice(0, 160)));
+        // 2. Picked together with the map (the picker takes several files).
+        await openPage(null, [undertow, join(given, 'valve', 'halflife.wad')]);
+        st = await seen();
+        expectTextures('picked with the map', st);
+        await page.eval('window.bspkitViewer.settle()');
+        const coverage = await page.eval('window.bspkitViewer.coverage()');
+        await shot('companions_wad_start.png');
+        check(coverage > 0.5, 'companions: the textured map shows from the player start', `${(coverage * 100).toFixed(1)}% non-background pixels`);
+        // 3. The map and a game folder dropped together (the folder's files keep their paths).
+        await openPage(null, [undertow, join(given, 'valve')], 'drop');
+        st = await seen();
+        if (st.state === 'ready' && st.companions.length === 0) {
+            console.log('note companions: this Chromium drops no folder entries over DevTools (Input.dispatchDragEvent): folder drop not tested');
+        } else {
+            expectTextures('a dropped folder', st);
+            check(st.companions.includes('valve/halflife.wad') && !st.companions.includes('valve/readme.txt'),
+                  'companions: a dropped folder gives its WADs with their paths, not its other files', JSON.stringify(st.companions));
+        }
+        // 4. ?map=URL&companion=URL
+        await page.goto(`${base}index.html?map=${encodeURIComponent('corpus/hl1_v30/hl_undertow.bsp')}&companion=${encodeURIComponent('given/valve/halflife.wad')}`);
+        for (let i = 0; i < 100 && !(await page.eval('!!window.bspkitViewer')); ++i) await new Promise((ok) => setTimeout(ok, 100));
+        await page.eval('window.bspkitViewer.whenReady()', 600000);
+        expectTextures('?companion=URL', await seen());
+        // A .bsp missing from what was picked: the page says so.
+        await openPage(null, [join(given, 'valve', 'halflife.wad')]);
+        st = await seen();
+        check(st.state === 'error' && /no \.bsp among the 1 file given/.test(st.error), 'companions: files without a map give a one-line error', st.error);
+    }
+
     // Damaged files: the page shows the CLI's one-line error.
     const source = join(corpus, 'q2_v38/q2_base1.bsp');
     if (check(existsSync(source), `damaged: corpus file ${source} present`)) {
@@ -240,6 +304,7 @@ try {
     await browser.close();
     server.close();
     rmSync(bad, { recursive: true, force: true });
+    rmSync(given, { recursive: true, force: true });
 }
 console.log(failures ? `${failures} check(s) failed; screenshots in ${artefacts}` : `all checks passed; screenshots in ${artefacts}`);
 process.exit(failures ? 1 : 0);

@@ -3,7 +3,10 @@
 //   open ok; scene().glb byte-identical to `bspkit export FILE -o x.glb` and summary = its --json;
 //   ranges cover every index of every primitive exactly once; locate() at the player start = `bspkit leaf
 //   --json`; entities() count = `bspkit entities --json`; check() lines = `bspkit check` stdout; a truncated
-//   map and a garbage file give {error} = the CLI's stderr line.
+//   map and a garbage file give {error} = the CLI's stderr line. Companion files (open()'s 4th argument):
+//   a GoldSrc map with a WAD3 made here for its external textures gives the glb of `bspkit export --wad DIR
+//   --game-dir DIR` and no missing texture; a Quake 1 map with a .lit made here gives the glb of the export
+//   with that .lit beside the map; paths that leave the folder are refused, a .lit of another name unused.
 // node wasm_node_test.mjs --module M.js --bspkit BIN --corpus DIR [--time RELPATH]
 //   --time: also prints open+scene time in node vs native export of that map (information only).
 import { createRequire } from 'node:module';
@@ -11,6 +14,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { makeWad3 } from './wad3.mjs';
 
 const args = {};
 for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
@@ -137,6 +141,98 @@ function testDamaged(name, bytes) {
 for (const rel of MAPS) {
   try { testMap(rel); } catch (e) { fail(`${rel}: ${e.stack}`); }
 }
+function testCompanions() {
+  const rel = 'hl1_v30/hl_undertow.bsp', file = path.join(args.corpus, rel);
+  if (!expect(fs.existsSync(file), `${rel}: corpus file absent (${file})`)) return;
+  const bytes = new Uint8Array(fs.readFileSync(file));
+  const out = path.join(tmp, 'c.glb');
+  const empty = fs.mkdtempSync(path.join(tmp, 'empty-'));
+  const bare = native(['export', file, '-o', out, '--wad', empty, '--json']);
+  const names = JSON.parse(bare.stdout).missing.map((m) => m.material);
+  if (!expect(names.length > 10, `${rel}: expected textures kept in WADs, export --json lists ${names.length} missing`)) return;
+  const wad = makeWad3(names);
+  const dir = fs.mkdtempSync(path.join(tmp, 'wads-'));
+  fs.writeFileSync(path.join(dir, 'halflife.wad'), wad);
+  const ex = native(['export', file, '-o', out, '--wad', dir, '--game-dir', dir, '--json']);
+  if (!expect(ex.status === 0, `${rel}: native export with the WAD failed: ${ex.stderr}`)) return;
+  expect(JSON.parse(ex.stdout).missing.length === 0, `${rel}: native export still misses textures`);
+  const withWad = fs.readFileSync(out);
+
+  const info = M.open(file, bytes, null, [{ path: 'halflife.wad', bytes: new Uint8Array(wad) }]);
+  if (!expect(!info.error, `${rel}: open with the WAD: ${info.error}`)) return;
+  const t = info.textures;
+  expect(t.searched && t.found === names.length && t.missing.length === 0,
+    `${rel}: with halflife.wad: searched ${t.searched}, found ${t.found} of ${names.length}, missing ${t.missing.length}`);
+  const scene = M.scene();
+  expect(!scene.error && Buffer.compare(Buffer.from(scene.glb), withWad) === 0,
+    `${rel}: scene().glb with the WAD (${scene.glb?.length} bytes) differs from bspkit export --wad (${withWad.length} bytes)`);
+  M.close();
+
+  // No companions: no search, as export without --wad. A WAD of another name is searched (as a folder's
+  // other WADs are) ... so give none that holds the textures: the missing list is the export's.
+  const plain = M.open(file, bytes);
+  expect(!plain.error && !plain.textures.searched && plain.textures.missing.length === 0, `${rel}: open without companions searched`);
+  M.close();
+  const other = M.open(file, bytes, null, [{ path: 'notes/readme.txt', bytes: new Uint8Array([104, 105]) }]);
+  expect(!other.error && other.textures.searched && other.textures.missing.length === names.length &&
+    other.textures.missing.every((m, i) => m.material === names[i]),
+    `${rel}: with no WAD: ${other.textures?.missing?.length} missing, expected the export's ${names.length}`);
+  M.close();
+
+  // Paths that leave the folder are refused (not written), with a warning; the map still opens.
+  const hostile = M.open(file, bytes, null, [
+    { path: '../halflife.wad', bytes: new Uint8Array(wad) }, { path: 'a/../../halflife.wad', bytes: new Uint8Array(wad) },
+    { path: '/valve/halflife.wad', bytes: new Uint8Array(wad) }]);
+  expect(!hostile.error, `${rel}: open with hostile paths: ${hostile.error}`);
+  const refused = (hostile.textures?.warnings ?? []).filter((w) => w.includes('leaves the folder'));
+  expect(refused.length === 2, `${rel}: ${refused.length} of 2 paths with '..' refused: ${JSON.stringify(hostile.textures?.warnings)}`);
+  // '/valve/halflife.wad' (a dropped folder's entry) is valve/halflife.wad inside the folder: used.
+  expect(hostile.textures?.missing?.length === 0, `${rel}: the WAD at /valve/halflife.wad was not used`);
+  M.close();
+  console.log(`${rel}: companions ok (${names.length} textures from a WAD, glb = export --wad; '..' refused)`);
+}
+
+// A Quake 1 map with a .lit (QLIT 1) made here: the glb of the export with that .lit beside the map.
+function testLit() {
+  const rel = 'q1_v29/pd_change_dest.bsp', file = path.join(args.corpus, rel);
+  if (!expect(fs.existsSync(file), `${rel}: corpus file absent (${file})`)) return;
+  const b = fs.readFileSync(file);
+  const lightingLength = b.readInt32LE(4 + 8 * 8 + 4);  // lump 8 (lighting): offset, length
+  const lit = Buffer.alloc(8 + 3 * lightingLength);
+  lit.write('QLIT', 0, 'latin1');
+  lit.writeInt32LE(1, 4);
+  const lightingAt = b.readInt32LE(4 + 8 * 8);
+  for (let i = 0; i < lightingLength; i++) {
+    const v = b[lightingAt + i];
+    lit[8 + 3 * i] = v; lit[9 + 3 * i] = (v * 3) >> 2; lit[10 + 3 * i] = v >> 1;  // warm light
+  }
+  const dir = fs.mkdtempSync(path.join(tmp, 'lit-'));
+  const copy = path.join(dir, 'pd_change_dest.bsp');
+  fs.writeFileSync(copy, b);
+  const out = path.join(tmp, 'lit.glb');
+  const plain = native(['export', copy, '-o', out]);
+  const without = fs.readFileSync(out);
+  fs.writeFileSync(path.join(dir, 'pd_change_dest.lit'), lit);
+  const ex = native(['export', copy, '-o', out]);
+  if (!expect(plain.status === 0 && ex.status === 0, `${rel}: native export with a .lit failed: ${ex.stderr}`)) return;
+  const withLit = fs.readFileSync(out);
+  expect(Buffer.compare(without, withLit) !== 0, `${rel}: the .lit changed nothing in the native glb`);
+  const info = M.open(copy, new Uint8Array(b), null, [{ path: 'maps/PD_CHANGE_DEST.LIT', bytes: new Uint8Array(lit) }]);
+  const scene = !info.error && M.scene();
+  expect(scene && !scene.error && Buffer.compare(Buffer.from(scene.glb), withLit) === 0,
+    `${rel}: scene().glb with the .lit differs from the export with the .lit beside the map (${info.error ?? scene.error ?? ''})`);
+  M.close();
+  const wrong = M.open(copy, new Uint8Array(b), null, [{ path: 'other.lit', bytes: new Uint8Array(lit) }]);
+  const wrongScene = !wrong.error && M.scene();
+  expect(wrongScene && Buffer.compare(Buffer.from(wrongScene.glb), without) === 0 &&
+    wrong.textures.warnings.some((w) => w.startsWith('other.lit: not used')),
+    `${rel}: a .lit of another name was used or not reported: ${JSON.stringify(wrong.textures?.warnings)}`);
+  M.close();
+  console.log(`${rel}: .lit companion ok (glb = export with the .lit beside the map)`);
+}
+try { testCompanions(); } catch (e) { fail(`companions: ${e.stack}`); }
+try { testLit(); } catch (e) { fail(`.lit: ${e.stack}`); }
+
 // A truncated map (a lump runs past the end) and garbage.
 const whole = path.join(args.corpus, MAPS[0]);
 if (expect(fs.existsSync(whole), `corpus file absent: ${whole}`)) {

@@ -1,7 +1,10 @@
 // The browser viewer's WebAssembly module (issue 14): bspkit's library behind
 // six functions, through embind (viewer_post.js wraps them; nothing throws):
-//   open(name, Uint8Array, progress?) -> {format, version, lumps, bytes, models, faces, clusters, hasVis}
-//                                        (progress(stage, fraction) while parsing and building)
+//   open(name, Uint8Array, progress?, companions?) -> {format, version, lumps, bytes, models, faces, clusters,
+//       hasVis, textures: {searched, found, lightmapPages, missing: [{material, problem?}], warnings: [line],
+//       materials, untextured (materials without a texture, after the search)}}
+//       (progress(stage, fraction) while parsing and building; companions: [{path, bytes}], the files a
+//       user gave with the map: WADs, pk3 / vpk / pak archives, loose textures, the map's .lit)
 //   scene({sky, tools, lighting: "baked"|"none"}) -> {glb, summary: {models, primitives, vertices,
 //       triangles, materials, images, ...}, ranges: [{mesh, primitive, face[], first[], count[]}],
 //       faceBound, lightmap: {width, height, pixels} | null}
@@ -13,7 +16,9 @@
 //   close()
 // and every failure is {error: LINE}. Only the library's public headers are
 // used; every result is what the command line computes for the same file:
-//   open   = Bsp::parse + require_complete_lumps + model::build, as `bspkit export` (open_for_geometry)
+//   open   = Bsp::parse + require_complete_lumps + model::build, as `bspkit export` (open_for_geometry),
+//            with companions textures::resolve over them as `bspkit export --wad DIR --game-dir DIR`
+//            (companion_search() says which folders)
 //   scene  = exporter::build_gltf + encode_glb, the bytes `bspkit export FILE -o x.glb` writes
 //   locate = query::World::leaf_at (`bspkit leaf`) + the PVS rows by ClusterFaces (`bspkit render`'s culling)
 //   entities = read_entities (`bspkit entities`), check = check + check_text (`bspkit check`)
@@ -26,20 +31,25 @@
 #include <bspkit/entities.hpp>
 #include <bspkit/error.hpp>
 #include <bspkit/export.hpp>
+#include <bspkit/file_io.hpp>
 #include <bspkit/format.hpp>
 #include <bspkit/model.hpp>
 #include <bspkit/query.hpp>
+#include <bspkit/textures.hpp>
 #include <bspkit/visibility.hpp>
 
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <new>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,8 +59,18 @@ namespace {
 
 using bspkit::model::Vec3;
 
+/// The files given with the map, written under kCompanions (MEMFS, emptied
+/// at every open), and what the build and the texture search take from them.
+struct Companions {
+    std::optional<bspkit::textures::SearchPath> search;  ///< none without files: no search, as export without --wad
+    std::filesystem::path lit;                           ///< the map's .lit (Quake 1), when given
+    std::vector<std::string> notes;                      ///< files not used, and why
+};
+
 /// The open map and what was derived from it.
 struct Session {
+    Companions companions;
+    std::optional<bspkit::textures::Resolved> resolved;  ///< the search for `map`
     std::optional<bspkit::Bsp> bsp;           ///< kept when parsing worked, even if the model failed
     std::optional<bspkit::model::Map> map;    ///< as `bspkit export` builds it (lightmaps + textures)
     std::optional<bspkit::model::Map> unlit;  ///< built without lightmaps for lighting "none" (as --lighting none)
@@ -106,23 +126,153 @@ void report(const char* stage, double fraction) {
     if (g_session && g_session->progress.typeOf().as<std::string>() == "function") g_session->progress(std::string(stage), fraction);
 }
 
-bspkit::model::BuildOptions export_build_options(bool lightmaps) {
+bspkit::model::BuildOptions export_build_options(bool lightmaps, const Companions& companions) {
     bspkit::model::BuildOptions build;  // `bspkit export` defaults: every model, textures, adaptive patches
     build.lightmaps = lightmaps;
     build.textures = true;
     build.all_models = true;
     build.patch_level = -1;
     build.hdr_lightmaps = false;
-    build.lit_file = false;  // no FILE.lit beside an in-memory map
+    // No FILE.lit beside an in-memory map: the one given with it, if any.
+    build.lit_file = !companions.lit.empty();
+    build.lit_path = companions.lit;
     return build;
 }
 
-val open_map(std::string name, val bytes, val progress) {
+const std::filesystem::path kCompanions = "/companions";
+
+std::string lower(std::string s) {
+    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+/// A companion's path under kCompanions: its components without empty and
+/// "." ones ('\\' counts as '/'; a leading '/', as in a dropped folder's
+/// entries, is dropped). None when a component is ".." (it would leave the
+/// folder) or nothing is left.
+std::optional<std::filesystem::path> companion_path(const std::string& given) {
+    std::filesystem::path out;
+    std::string part;
+    const auto take = [&]() -> bool {
+        if (part == "..") return false;
+        if (!part.empty() && part != ".") out /= part;
+        part.clear();
+        return true;
+    };
+    for (const char c : given) {
+        if (c == '/' || c == '\\') {
+            if (!take()) return std::nullopt;
+        } else if (c == '\0') {
+            return std::nullopt;
+        } else {
+            part += c;
+        }
+    }
+    if (!take() || out.empty()) return std::nullopt;
+    return out;
+}
+
+/// Writes the companion files under kCompanions and says where to search:
+/// WADs in every folder holding one (the map's "wad" key names them, as in
+/// `--wad DIR`); game folders (as `--game-dir`): kCompanions itself, every
+/// folder holding an archive (pk3, pk4, vpk, pak, zip) and every folder above
+/// a game's own folders (textures, materials, maps, pics, scripts, env, gfx),
+/// in path order. The map's .lit is FILE.lit by the map's name.
+Companions write_companions(const val& list, const std::string& map_name) {
+    Companions out;
+    std::error_code ec;
+    std::filesystem::remove_all(kCompanions, ec);
+    if (list.isUndefined() || list.isNull()) return out;
+    const size_t n = list["length"].as<size_t>();
+    if (n == 0) return out;
+    std::set<std::filesystem::path> wad_dirs, game_dirs{kCompanions};
+    const std::string lit_name = lower(std::filesystem::path(map_name).stem().string()) + ".lit";
+    static const std::set<std::string> kArchives{".pk3", ".pk4", ".vpk", ".pak", ".zip"};
+    static const std::set<std::string> kGameFolders{"textures", "materials", "maps", "pics", "scripts", "env", "gfx"};
+    for (size_t i = 0; i < n; ++i) {
+        const val item = list[i];
+        const std::string shown = item["path"].isString() ? item["path"].as<std::string>() : std::string("(no path)");
+        const std::optional<std::filesystem::path> rel = companion_path(shown);
+        if (!rel) {
+            out.notes.push_back(shown + ": not used: its path leaves the folder or names no file");
+            continue;
+        }
+        const std::filesystem::path file = kCompanions / *rel;
+        std::filesystem::create_directories(file.parent_path(), ec);
+        try {
+            bspkit::write_file_atomic(file, emscripten::convertJSArrayToNumberVector<uint8_t>(item["bytes"]));
+        } catch (const std::exception& e) {  // a path that is also a folder's, memory
+            out.notes.push_back(shown + ": not used: " + e.what());
+            continue;
+        }
+        const std::string ext = lower(rel->extension().string());
+        if (ext == ".wad") wad_dirs.insert(file.parent_path());
+        if (kArchives.count(ext)) game_dirs.insert(file.parent_path());
+        std::filesystem::path above = kCompanions;
+        for (const auto& part : rel->parent_path()) {
+            if (kGameFolders.count(lower(part.string()))) {
+                game_dirs.insert(above);
+                break;
+            }
+            above /= part;
+        }
+        if (ext == ".lit") {
+            if (lower(rel->filename().string()) == lit_name && out.lit.empty()) out.lit = file;
+            else out.notes.push_back(shown + ": not used: the map's coloured light would be " + lit_name);
+        }
+    }
+    bspkit::textures::SearchPath search;
+    search.wads.assign(wad_dirs.begin(), wad_dirs.end());
+    search.game_dirs.assign(game_dirs.begin(), game_dirs.end());
+    out.search = std::move(search);
+    return out;
+}
+
+/// textures::resolve() over the companions, when there are any.
+std::optional<bspkit::textures::Resolved> resolve_companions(const Session& s, bspkit::model::Map& map) {
+    if (!s.companions.search) return std::nullopt;
+    return bspkit::textures::resolve(map, *s.bsp, *s.companions.search);
+}
+
+val textures_value(const Session& s) {
+    val out = val::object();
+    out.set("searched", bool(s.resolved));
+    out.set("found", double(s.resolved ? s.resolved->found : 0));
+    out.set("lightmapPages", double(s.resolved ? s.resolved->lightmap_pages : 0));
+    val missing = val::array(), warnings = val::array();
+    if (s.resolved) {
+        // Files named as the page gave them: the folder under kCompanions left out.
+        const std::string folder = kCompanions.string() + "/";
+        const auto shown = [&](std::string text) {
+            for (size_t at; (at = text.find(folder)) != std::string::npos;) text.erase(at, folder.size());
+            return text;
+        };
+        for (const auto& m : s.resolved->missing) {
+            val o = val::object();
+            o.set("material", m.material);
+            if (!m.problem.empty()) o.set("problem", shown(m.problem));
+            missing.call<void>("push", o);
+        }
+        for (const auto& d : s.resolved->diagnostics)
+            warnings.call<void>("push", shown(d.lump.empty() ? d.message : d.lump + ": " + d.message));
+    }
+    for (const std::string& note : s.companions.notes) warnings.call<void>("push", note);
+    out.set("missing", missing);
+    out.set("warnings", warnings);
+    size_t untextured = 0;
+    for (const auto& m : s.map->materials) untextured += m.texture < 0;
+    out.set("materials", double(s.map->materials.size()));
+    out.set("untextured", double(untextured));
+    return out;
+}
+
+val open_map(std::string name, val bytes, val progress, val companions) {
     g_session = std::make_unique<Session>();
     g_session->progress = progress;
     return guarded([&] {
         Session& s = *g_session;
         report("parsing", 0);
+        s.companions = write_companions(companions, name);
         std::vector<uint8_t> data = emscripten::convertJSArrayToNumberVector<uint8_t>(bytes);
         const size_t size = data.size();
         s.bsp.emplace(bspkit::Bsp::parse(std::move(data), name));
@@ -131,7 +281,8 @@ val open_map(std::string name, val bytes, val progress) {
         try {
             bspkit::require_complete_lumps(bsp);
             report("model", 0);
-            s.map.emplace(bspkit::model::build(bsp, export_build_options(true)));
+            s.map.emplace(bspkit::model::build(bsp, export_build_options(true, s.companions)));
+            s.resolved = resolve_companions(s, *s.map);
         } catch (const bspkit::Error& e) {
             s.model_error = e.what();
             throw;
@@ -167,6 +318,7 @@ val open_map(std::string name, val bytes, val progress) {
         const size_t clusters = s.vis ? s.vis->clusters() : 0;
         out.set("clusters", double(clusters));
         out.set("hasVis", s.vis && s.vis->encoding() != bspkit::Visibility::Encoding::none && clusters > 0);
+        out.set("textures", textures_value(s));
         return out;
     });
 }
@@ -192,7 +344,8 @@ val scene(val options) {
             o.lighting = bspkit::exporter::Lighting::none;
             if (!s.unlit) {  // --lighting none builds the model without lightmaps
                 report("model", 0);
-                s.unlit.emplace(bspkit::model::build(*s.bsp, export_build_options(false)));
+                s.unlit.emplace(bspkit::model::build(*s.bsp, export_build_options(false, s.companions)));
+                resolve_companions(s, *s.unlit);
                 report("model", 1);
             }
             map = &*s.unlit;

@@ -1,4 +1,6 @@
 // bspkit viewer page: opens a BSP (drag-and-drop, file picker or ?map=URL),
+// with the files that hold what the map keeps outside it (WADs, pk3s, a game
+// folder, a .lit: picked or dropped with it, or ?companion=URL),
 // hands it to the WebAssembly core in a Web Worker (js/worker.js), shows the
 // glTF the core exports (the same bytes as `bspkit export`) with three.js,
 // flies a camera through it with PVS culling from the camera's cluster, picks
@@ -116,48 +118,120 @@ let loadToken = 0;
 let t0 = 0;
 let firstFramePending = false;
 
-async function openUrl(url) {
+const urlName = (url) => decodeURIComponent(new URL(url, location.href).pathname.split('/').pop() || url);
+
+async function download(url, stage) {
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`.trim());
+    const total = Number(response.headers.get('content-length')) || 0;
+    const reader = response.body.getReader();
+    const chunks = [];
+    let got = 0;
+    for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+        got += value.length;
+        if (total) progress(stage, got / total);
+    }
+    const bytes = new Uint8Array(got);
+    let at = 0;
+    for (const c of chunks) { bytes.set(c, at); at += c.length; }
+    return bytes;
+}
+
+// The map at `url`, with the files at `companionUrls` (each named by the last part of its URL).
+async function openUrl(url, companionUrls = []) {
     const token = ++loadToken;
-    const name = decodeURIComponent(new URL(url, location.href).pathname.split('/').pop() || url);
+    const name = urlName(url);
     startLoad(name);
     let bytes;
+    const companions = [];
     try {
-        const response = await fetch(url);
-        if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`.trim());
-        const total = Number(response.headers.get('content-length')) || 0;
-        const reader = response.body.getReader();
-        const chunks = [];
-        let got = 0;
-        for (;;) {
-            const { done, value } = await reader.read();
-            if (done) break;
-            chunks.push(value);
-            got += value.length;
-            if (total) progress('download', got / total);
-        }
-        bytes = new Uint8Array(got);
-        let at = 0;
-        for (const c of chunks) { bytes.set(c, at); at += c.length; }
+        bytes = await download(url, 'download');
     } catch (e) {
         if (token === loadToken) fail(`${url}: cannot fetch the map: ${e.message || e}`);
         return;
     }
+    for (const c of companionUrls) {
+        try {
+            companions.push({ path: urlName(c), bytes: await download(c, `download ${urlName(c)}`) });
+        } catch (e) {
+            if (token === loadToken) fail(`${c}: cannot fetch the file given with the map: ${e.message || e}`);
+            return;
+        }
+    }
     if (token !== loadToken) return;
-    await openBytes(name, bytes, token);
+    await openBytes(name, bytes, token, companions);
 }
 
-async function openFile(file) {
+// Files the core searches for what a map keeps outside it (textures::resolve, the map's .lit); others
+// in a dropped folder are left out, and so is what passes kCompanionBytes.
+const COMPANION_EXTENSIONS = new Set(['wad', 'pk3', 'pk4', 'vpk', 'pak', 'zip', 'wal', 'pcx', 'tga', 'jpg', 'jpeg',
+    'png', 'vtf', 'vmt', 'shader', 'lit', 'lmp']);
+const kCompanionBytes = 1 << 30;
+const extension = (path) => (path.match(/\.([^./\\]+)$/) || [])[1]?.toLowerCase() ?? '';
+
+// Files picked or dropped together: [{file, path}]. The first .bsp (in path order) is the map; the
+// companions are the others the core can use.
+async function openFiles(entries) {
+    const maps = entries.filter((e) => extension(e.path) === 'bsp').sort((a, b) => a.path.localeCompare(b.path));
+    if (!maps.length) {
+        ++loadToken;
+        startLoad(entries.length === 1 ? entries[0].path : `${entries.length} files`);
+        return fail(`no .bsp among the ${entries.length} file${entries.length === 1 ? '' : 's'} given: open a map (with its WADs, pk3s or game folder)`);
+    }
+    const map = maps[0];
     const token = ++loadToken;
-    startLoad(file.name);
+    startLoad(map.file.name);
+    const others = maps.slice(1);
+    const notes = others.slice(0, 3).map((m) => `${m.path}: not opened (one map at a time: ${map.path} is shown)`);
+    if (others.length > 3) notes.push(`... and ${others.length - 3} more .bsp files not opened`);
+    const companions = [];
+    let total = 0;
     let bytes;
     try {
-        bytes = new Uint8Array(await file.arrayBuffer());
+        bytes = new Uint8Array(await map.file.arrayBuffer());
+        for (const e of entries) {
+            if (e === map || extension(e.path) === 'bsp') continue;
+            if (!COMPANION_EXTENSIONS.has(extension(e.path))) continue;
+            if (total + e.file.size > kCompanionBytes) {
+                notes.push(`${e.path}: not read (the files given with the map pass ${kCompanionBytes >> 20} MiB)`);
+                continue;
+            }
+            total += e.file.size;
+            progress(`reading ${e.path}`, 0);
+            companions.push({ path: e.path, bytes: new Uint8Array(await e.file.arrayBuffer()) });
+        }
     } catch (e) {
-        if (token === loadToken) fail(`${file.name}: cannot read the file: ${e.message || e}`);
+        if (token === loadToken) fail(`${map.file.name}: cannot read the files: ${e.message || e}`);
         return;
     }
     if (token !== loadToken) return;
-    await openBytes(file.name, bytes, token);
+    await openBytes(map.file.name, bytes, token, companions, notes);
+}
+
+// A dropped folder's files, with their paths in it (DataTransferItem.webkitGetAsEntry).
+async function droppedEntries(items) {
+    const out = [];
+    const walk = async (entry) => {
+        if (!entry) return;
+        if (entry.isFile) {
+            const file = await new Promise((resolve, reject) => entry.file(resolve, reject));
+            out.push({ file, path: entry.fullPath.replace(/^\/+/, '') });
+        } else if (entry.isDirectory) {
+            const reader = entry.createReader();
+            for (;;) {
+                const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+                if (!batch.length) break;
+                for (const child of batch) await walk(child);
+            }
+        }
+    };
+    const roots = [];
+    for (const item of items) if (item.kind === 'file') roots.push(item.webkitGetAsEntry ? item.webkitGetAsEntry() : null);
+    for (const r of roots) await walk(r);
+    return out;
 }
 
 function startLoad(name) {
@@ -173,13 +247,16 @@ function startLoad(name) {
     progress('reading', 0);
 }
 
-async function openBytes(name, bytes, token = ++loadToken) {
+async function openBytes(name, bytes, token = ++loadToken, companions = [], notes = []) {
     if (state.name !== name || state.state !== 'loading') startLoad(name);
     state.timing.read = performance.now() - t0;
-    const r = await call({ type: 'open', name, bytes, options: sceneOptions() }, [bytes.buffer]);
+    state.companions = companions.map((c) => c.path);
+    const r = await call({ type: 'open', name, bytes, companions, options: sceneOptions() },
+        [bytes.buffer, ...companions.map((c) => c.bytes.buffer)]);
     if (token !== loadToken) return;
     if (r.error) return fail(r.error);
     state.info = r.info;
+    if (state.info.textures) state.info.textures.warnings = [...notes, ...state.info.textures.warnings];
     state.entities = r.entities;
     state.check = r.check;
     state.timing.open = r.timing.open;
@@ -197,6 +274,7 @@ async function openBytes(name, bytes, token = ++loadToken) {
     state.timing.gltf = performance.now() - t0;
     showEntities();
     showCheck();
+    showTextures();
     select(null);
     placeAtStart();
     lastLocated = null;
@@ -216,6 +294,55 @@ function dispose(object) {
     });
 }
 
+// Where a family keeps the textures a map does not hold (what to give with it).
+const WHERE_TEXTURES = {
+    quake1: 'open it with the .wad files its "wad" key names (or drop its game folder with it)',
+    bsp2: 'open it with the .wad files its "wad" key names (or drop its game folder with it)',
+    goldsrc: 'open it with the .wad files its "wad" key names (or drop its game folder with it)',
+    quake2: 'drop its game folder (baseq2: textures/*.wal and pics/colormap.pcx, or its .pak files) with it',
+    quake3: 'drop its game folder (baseq3: the *.pk3 files, or textures/ and scripts/) with it',
+    source: 'drop its game folder (the *_dir.vpk with its *_NNN.vpk files, or materials/) with it',
+    other: 'open it with the files that hold them, or drop its game folder with it',
+};
+
+// What the map keeps outside it: how many materials have no texture, what the files given with it
+// brought, and what is still missing.
+function showTextures() {
+    const t = state.info && state.info.textures;
+    const box = $('textures');
+    box.textContent = '';
+    $('textures-count').textContent = '';
+    if (!t) return;
+    const line = (text, cls) => {
+        const p = document.createElement('p');
+        if (cls) p.className = cls;
+        p.textContent = text;
+        box.appendChild(p);
+    };
+    $('textures-count').textContent = `(${t.materials - t.untextured} / ${t.materials})`;
+    if (t.searched)
+        line(`${t.found} texture${t.found === 1 ? '' : 's'} found in the ${state.companions.length} file${state.companions.length === 1 ? '' : 's'} given with the map`
+            + (t.lightmapPages ? `, ${t.lightmapPages} lightmap pages` : ''));
+    if (t.missing.length) {
+        line(`${t.missing.length} not found:`, 'missing');
+        const list = document.createElement('ul');
+        for (const m of t.missing.slice(0, 50)) {
+            const li = document.createElement('li');
+            li.textContent = m.problem ? `${m.material} (${m.problem})` : m.material;
+            list.appendChild(li);
+        }
+        if (t.missing.length > 50) {
+            const li = document.createElement('li');
+            li.textContent = `… ${t.missing.length - 50} more`;
+            list.appendChild(li);
+        }
+        box.appendChild(list);
+    } else if (!t.searched && t.untextured > 0) {
+        line(`${t.untextured} of ${t.materials} materials have no texture in the map: ${WHERE_TEXTURES[state.info.format] || WHERE_TEXTURES.other}`, 'missing');
+    }
+    for (const w of t.warnings) line(w, 'warning');
+}
+
 function clearMap() {
     if (root) { scene.remove(root); dispose(root); root = null; }
     if (points) { scene.remove(points); dispose(points); points = null; }
@@ -226,6 +353,8 @@ function clearMap() {
     $('entity').textContent = 'click an entity (brush entity or box) to see its key/values';
     $('check').textContent = '';
     $('check-count').textContent = '';
+    $('textures').textContent = '';
+    $('textures-count').textContent = '';
     $('stats').textContent = '';
 }
 
@@ -666,20 +795,30 @@ requestAnimationFrame(frame);
 
 // ---------------------------------------------------------------- open: picker, drop, ?map=
 $('file').addEventListener('change', () => {
-    const f = $('file').files[0];
-    if (f) openFile(f);
+    const files = [...$('file').files].map((file) => ({ file, path: file.name }));
+    if (files.length) openFiles(files);
     $('file').value = '';
 });
 let dragDepth = 0;
 window.addEventListener('dragenter', (e) => { e.preventDefault(); ++dragDepth; $('drop').hidden = false; });
 window.addEventListener('dragleave', () => { if (--dragDepth <= 0) { dragDepth = 0; $('drop').hidden = true; } });
 window.addEventListener('dragover', (e) => e.preventDefault());
-window.addEventListener('drop', (e) => {
+window.addEventListener('drop', async (e) => {
     e.preventDefault();
     dragDepth = 0;
     $('drop').hidden = true;
-    const f = e.dataTransfer && e.dataTransfer.files[0];
-    if (f) openFile(f);
+    if (!e.dataTransfer) return;
+    // Folders come through the items' entries; without them (older browsers) the files alone.
+    const items = [...(e.dataTransfer.items || [])];
+    const files = [...e.dataTransfer.files];
+    let entries;
+    try {
+        entries = items.length && items[0].webkitGetAsEntry ? await droppedEntries(items)
+            : files.map((file) => ({ file, path: file.name }));
+    } catch (err) {
+        entries = files.map((file) => ({ file, path: file.name }));
+    }
+    if (entries.length) openFiles(entries);
 });
 
 // ---------------------------------------------------------------- test / automation interface
@@ -734,8 +873,12 @@ window.bspkitViewer = {
     get camera() { return { position: toMap(camera.position), yaw, pitch }; },
     get start() { return state.start; },
     status: state,
-    open: (url) => openUrl(url),
-    openBytes: (name, bytes) => openBytes(name, bytes),
+    open: (url, companionUrls = []) => openUrl(url, companionUrls),
+    // companions: [{path, bytes: Uint8Array}], the files given with the map
+    openBytes: (name, bytes, companions = []) => openBytes(name, bytes, ++loadToken, companions),
+    // files: [{name, bytes}] as picked together (the first .bsp is the map); paths may hold folders
+    openFiles: (files) => openFiles(files.map((f) => ({ file: new File([f.bytes], f.name.split('/').pop()), path: f.name }))),
+    get companions() { return state.companions || []; },
     whenReady: () => (state.state === 'ready' || state.state === 'error')
         ? Promise.resolve(state.state) : new Promise((resolve) => readyWaiters.push(resolve)),
     // Resolves once the camera's position has been located and the culled frame drawn.
@@ -779,8 +922,9 @@ async function listServedMaps() {
     } catch {}
 }
 
-const mapParam = new URLSearchParams(location.search).get('map');
-if (mapParam) openUrl(mapParam);
+const params = new URLSearchParams(location.search);
+const mapParam = params.get('map');
+if (mapParam) openUrl(mapParam, params.getAll('companion'));
 else {
     setState('idle');
     listServedMaps();

@@ -1,6 +1,7 @@
 // bspkit viewer worker: owns the WebAssembly core (wasm/bspkit_viewer.js, its
 // functions listed in viewer/wasm/bspkit_viewer.cpp) so that parsing, model building and PVS queries
-// never block the page. Messages in: {id, type: "open"|"scene"|"locate", ...};
+// never block the page. Messages in: {id, type: "open"|"scene"|"locate", ...} (open: name, bytes,
+// companions: [{path, bytes}], the files given with the map);
 // out: {type: "progress", stage, fraction} while opening, then {id, ok, ...}.
 /* global createBspkitViewer, importScripts */
 'use strict';
@@ -41,7 +42,7 @@ async function handle(msg) {
                 lastPost = now;
                 self.postMessage({ type: 'progress', stage: String(stage), fraction: Number(fraction) });
             }
-        });
+        }, msg.companions || null);
         if (!info || info.error) return { error: info ? info.error : `${msg.name}: open returned nothing` };
         const tOpen = performance.now();
         const entities = M.entities();
