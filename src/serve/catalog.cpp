@@ -1,7 +1,10 @@
 #include "catalog.hpp"
 
 #include <bspkit/ascii.hpp>
+#include <bspkit/bsp.hpp>
+#include <bspkit/entities.hpp>
 #include <bspkit/error.hpp>
+#include <bspkit/format.hpp>
 #include <bspkit/survey.hpp>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +14,97 @@
 
 namespace bspkit::serve {
 namespace fs = std::filesystem;
+
+namespace {
+
+/// *.wad and *.lit files under `root`, as catalogue entries sorted by path.
+std::vector<MapEntry> companion_files(const fs::path& root) {
+    std::vector<MapEntry> out;
+    std::error_code ec;
+    fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+        std::error_code fec;
+        const std::string ext = ascii_lower(it->path().extension().string());
+        if ((ext != ".wad" && ext != ".lit") || !it->is_regular_file(fec)) continue;
+        MapEntry entry;
+        entry.file = it->path();
+        entry.url_path = it->path().lexically_relative(root).generic_string();
+        entry.size = fs::file_size(it->path(), fec);
+        if (fec || entry.url_path.empty() || entry.url_path.starts_with("..")) continue;
+        out.push_back(std::move(entry));
+    }
+    std::sort(out.begin(), out.end(), [](const MapEntry& a, const MapEntry& b) { return a.url_path < b.url_path; });
+    return out;
+}
+
+std::string folder_of(std::string_view url_path) {
+    const size_t slash = url_path.rfind('/');
+    return slash == std::string_view::npos ? std::string() : std::string(url_path.substr(0, slash + 1));
+}
+
+/// What `map` keeps outside it among `files`: a GoldSrc map's WADs by its
+/// "wad" key (of several files of one name, the one whose folder shares the
+/// most with the map's, then the shortest path); a Quake 1 / BSP2 map's .lit
+/// of the same path. A map that does not open lists none.
+std::vector<std::string> companions_of(const MapEntry& map, const std::vector<MapEntry>& files) {
+    std::vector<std::string> out;
+    try {
+        const Bsp bsp = Bsp::open(map.file);
+        if (bsp.format() == Format::quake1 || bsp.format() == Format::bsp2) {
+            const std::string lit = ascii_lower(fs::path(map.url_path).replace_extension(".lit").generic_string());
+            for (const MapEntry& f : files)
+                if (ascii_lower(f.url_path) == lit) return {f.url_path};
+            return out;
+        }
+        if (bsp.format() != Format::goldsrc) return out;
+        const EntityLump entities = read_entities(bsp);
+        const Entity* world = entities.entities.empty() ? nullptr : &entities.entities.front();
+        const std::optional<std::string_view> key = world ? world->find("wad") : std::nullopt;
+        if (!key) return out;
+        const std::string folder = folder_of(map.url_path);
+        for (const std::string& name : wad_key_names(*key)) {
+            const MapEntry* best = nullptr;
+            size_t best_shared = 0;
+            for (const MapEntry& f : files) {
+                const std::string file_name = fs::path(f.url_path).filename().generic_string();
+                if (ascii_lower(file_name) != name) continue;
+                const std::string other = folder_of(f.url_path);
+                // Whole folders in common ("a/b/" and "a/bc/" share "a/").
+                size_t same = 0;
+                while (same < other.size() && same < folder.size() && other[same] == folder[same]) ++same;
+                const size_t slash = other.rfind('/', same == 0 ? 0 : same - 1);
+                const size_t shared = same == 0 || slash == std::string::npos ? 0 : slash + 1;
+                if (!best || shared > best_shared || (shared == best_shared && f.url_path.size() < best->url_path.size())) {
+                    best = &f;
+                    best_shared = shared;
+                }
+            }
+            if (best) out.push_back(best->url_path);
+        }
+    } catch (const Error&) {
+        // A damaged map is still listed: the viewer shows its error.
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<std::string> wad_key_names(std::string_view key) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= key.size()) {
+        const size_t end = std::min(key.find(';', start), key.size());
+        std::string_view part = key.substr(start, end - start);
+        const size_t slash = part.find_last_of("/\\");
+        if (slash != std::string_view::npos) part = part.substr(slash + 1);
+        while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+        while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+        std::string name = ascii_lower(part);
+        if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+        start = end + 1;
+    }
+    return out;
+}
 
 MapCatalog MapCatalog::of(const fs::path& root) {
     MapCatalog catalog;
@@ -28,19 +122,33 @@ MapCatalog MapCatalog::of(const fs::path& root) {
         if (ec || entry.url_path.empty() || entry.url_path.starts_with("..")) continue;
         catalog.maps.push_back(std::move(entry));
     }
+    // One file named is all that is served: its folder's other files are not.
+    if (!catalog.single_file) {
+        catalog.companions = companion_files(root);
+        for (MapEntry& map : catalog.maps) map.companions = companions_of(map, catalog.companions);
+    }
     return catalog;
 }
 
 const MapEntry* MapCatalog::find(std::string_view path) const {
-    const auto it = std::lower_bound(maps.begin(), maps.end(), path,
-                                     [](const MapEntry& e, std::string_view p) { return e.url_path < p; });
-    return it != maps.end() && it->url_path == path ? &*it : nullptr;
+    for (const std::vector<MapEntry>* list : {&maps, &companions}) {
+        const auto it = std::lower_bound(list->begin(), list->end(), path,
+                                         [](const MapEntry& e, std::string_view p) { return e.url_path < p; });
+        if (it != list->end() && it->url_path == path) return &*it;
+    }
+    return nullptr;
 }
 
 std::string MapCatalog::index_json() const {
     nlohmann::json list = nlohmann::json::array();
-    for (const MapEntry& m : maps)
-        list.push_back({{"path", m.url_path}, {"url", "maps/" + url_encode_path(m.url_path)}, {"size", m.size}});
+    for (const MapEntry& m : maps) {
+        nlohmann::json companion_urls = nlohmann::json::array();
+        for (const std::string& c : m.companions) companion_urls.push_back("maps/" + url_encode_path(c));
+        list.push_back({{"path", m.url_path},
+                        {"url", "maps/" + url_encode_path(m.url_path)},
+                        {"size", m.size},
+                        {"companions", companion_urls}});
+    }
     return nlohmann::json{{"root", root.string()}, {"maps", list}}.dump();
 }
 

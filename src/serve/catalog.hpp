@@ -23,21 +23,32 @@ struct MapEntry {
     std::string url_path;             ///< relative to /maps/: "q1_v29/e1m1.bsp" ('/' separators, not escaped)
     std::filesystem::path file;       ///< the file on disk
     uint64_t size = 0;
+    /// Files the viewer fetches with the map (url_paths of MapCatalog::companions):
+    /// a GoldSrc map's WADs named by its worldspawn "wad" key, a Quake 1 /
+    /// BSP2 map's FILE.lit beside it.
+    std::vector<std::string> companions;
 };
 
 /// The maps under `root` (a directory, searched recursively for *.bsp, or one
-/// map file), sorted by path. Throws bspkit::Error when `root` cannot be read.
+/// map file), sorted by path, and in a directory the files maps keep what
+/// they hold outside them in (*.wad, *.lit). Throws bspkit::Error when `root`
+/// cannot be read.
 struct MapCatalog {
     std::filesystem::path root;
     bool single_file = false;
     std::vector<MapEntry> maps;
+    std::vector<MapEntry> companions;  ///< *.wad and *.lit under a directory root, sorted by path
 
     static MapCatalog of(const std::filesystem::path& root);
-    /// The entry whose url_path equals `path` (already percent-decoded), or null.
+    /// The map or companion whose url_path equals `path` (already percent-decoded), or null.
     const MapEntry* find(std::string_view path) const;
-    /// {"root": ..., "maps": [{"path", "url", "size"}, ...]} as JSON text.
+    /// {"root": ..., "maps": [{"path", "url", "size", "companions": [url]}, ...]} as JSON text.
     std::string index_json() const;
 };
+
+/// The WAD file names a GoldSrc worldspawn "wad" key lists ("\\half-life\\valve\\halflife.wad;..."),
+/// each its last path component, lower case, in key order, without repeats.
+std::vector<std::string> wad_key_names(std::string_view key);
 
 /// The viewer's site directory: `override` when given, else the first of
 /// $BSPKIT_VIEWER_DIR, <exe dir>/../viewer/site (a build tree: build/test/bspkit

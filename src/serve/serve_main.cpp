@@ -8,8 +8,10 @@
 // Serves on 127.0.0.1 only (local use):
 //   /                    the viewer (index.html of the site directory)
 //   /<file>              the viewer's static files (js, wasm, three.js)
-//   /maps/index.json     {"root", "maps": [{"path", "url", "size"}]} the maps offered
-//   /maps/<path>         a map's bytes, only for a path listed in index.json
+//   /maps/index.json     {"root", "maps": [{"path", "url", "size", "companions": [url]}]} the maps
+//                        offered, each with the files the viewer fetches with it (a GoldSrc map's WADs
+//                        named by its "wad" key, a Quake 1 map's .lit; serving a directory only)
+//   /maps/<path>         a map's or a companion's bytes, only for a path listed in index.json
 // Prints the URL to open on stdout (with ?map=... when serving one file), a
 // line per request on stderr with --verbose, and runs until interrupted.
 #include "catalog.hpp"
@@ -99,7 +101,7 @@ int main(int argc, char** argv) {
             res.set_content(catalog.index_json(), "application/json");
             return;
         }
-        const MapEntry* map = catalog.find(path);
+        const MapEntry* map = catalog.find(path);  // a map or a companion file
         if (!map) {
             res.status = 404;
             res.set_content("no such map\n", "text/plain");

@@ -5,6 +5,7 @@
 #include "catalog.hpp"
 #include "run.hpp"
 
+#include <bspkit/bsp.hpp>
 #include <bspkit/file_io.hpp>
 #include <samples.hpp>
 
@@ -181,4 +182,84 @@ TEST_F(ServeFixture, BadArgumentsGiveOneLineAndTheRightExitCode) {
 
 TEST(ServeCatalog, UrlPathsAreEncoded) {
     EXPECT_EQ(serve::url_encode_path("q1/e1m1 final#2.bsp"), "q1/e1m1%20final%232.bsp");
+}
+
+TEST(ServeCatalog, WadKeyNamesAreFileNames) {
+    EXPECT_EQ(serve::wad_key_names("\\sierra\\half-life\\valve\\HalfLife.wad;/quiver/valve/decals.wad;; xeno.wad ;"
+                                   "c:\\x\\halflife.wad"),
+              (std::vector<std::string>{"halflife.wad", "decals.wad", "xeno.wad"}));
+    EXPECT_TRUE(serve::wad_key_names("").empty());
+}
+
+// A GoldSrc map's WADs (its "wad" key) and a Quake 1 map's .lit are listed with
+// it and served; other files are not, and one file named serves nothing beside it.
+TEST_F(ServeFixture, MapsComeWithTheFilesThatHoldTheirTextures) {
+    const auto sample = [](std::string_view name) {
+        for (const auto& s : samples::all())
+            if (s.name == name) return s;
+        throw std::runtime_error("no sample " + std::string(name));
+    };
+    Bsp goldsrc = Bsp::parse(sample("sample_goldsrc.bsp").bytes, "g.bsp");
+    const std::string entities = "{\n\"classname\" \"worldspawn\"\n\"wad\" \"\\sierra\\half-life\\valve\\halflife.wad;"
+                                 "\\x\\DECALS.wad;\\x\\absent.wad\"\n}\n";
+    goldsrc.replace(0, Bytes(entities.begin(), entities.end()));
+    fs::create_directories(maps / "cstrike" / "maps");
+    fs::create_directories(maps / "q1");
+    write_file_atomic(maps / "cstrike" / "maps" / "de_x.bsp", goldsrc.serialize());
+    write_text(maps / "cstrike" / "halflife.wad", "WAD3 cstrike's");
+    write_text(maps / "valve" / "halflife.wad", "WAD3 valve's");  // farther from the map: not chosen
+    write_text(maps / "cstrike" / "maps" / "decals.WAD", "WAD3 decals");
+    write_text(maps / "cstrike" / "readme.txt", "not served");
+    write_file_atomic(maps / "q1" / "e1m1.bsp", sample("sample_quake1.bsp").bytes);
+    write_text(maps / "q1" / "E1M1.LIT", "QLIT");
+
+    const auto catalog = serve::MapCatalog::of(maps);
+    const auto entry = [&](std::string_view path) -> const serve::MapEntry& {
+        for (const auto& m : catalog.maps)
+            if (m.url_path == path) return m;
+        throw std::runtime_error("not listed: " + std::string(path));
+    };
+    EXPECT_EQ(entry("cstrike/maps/de_x.bsp").companions,
+              (std::vector<std::string>{"cstrike/halflife.wad", "cstrike/maps/decals.WAD"}));
+    EXPECT_EQ(entry("q1/e1m1.bsp").companions, (std::vector<std::string>{"q1/E1M1.LIT"}));
+    for (const auto& m : catalog.maps) {
+        if (m.url_path != "cstrike/maps/de_x.bsp" && m.url_path != "q1/e1m1.bsp") {
+            EXPECT_TRUE(m.companions.empty()) << m.url_path;
+        }
+    }
+
+    Server server({maps.string(), "--site", site.string()});
+    httplib::Client client("127.0.0.1", server.port());
+    client.set_read_timeout(30, 0);
+    auto list = client.Get("/maps/index.json");
+    ASSERT_TRUE(list);
+    bool seen = false;
+    const auto listed = nlohmann::json::parse(list->body);  // (a temporary's member would die before the loop)
+    for (const auto& m : listed["maps"])
+        if (m["path"] == "cstrike/maps/de_x.bsp") {
+            seen = true;
+            EXPECT_EQ(m["companions"], nlohmann::json::array({"maps/cstrike/halflife.wad", "maps/cstrike/maps/decals.WAD"}));
+        }
+    EXPECT_TRUE(seen) << list->body;
+    for (const auto& [path, body] : std::vector<std::pair<std::string, std::string>>{
+             {"/maps/cstrike/halflife.wad", "WAD3 cstrike's"}, {"/maps/valve/halflife.wad", "WAD3 valve's"},
+             {"/maps/q1/E1M1.LIT", "QLIT"}}) {
+        auto r = client.Get(path.c_str());
+        ASSERT_TRUE(r) << path;
+        EXPECT_EQ(r->status, 200) << path;
+        EXPECT_EQ(r->body, body) << path;
+    }
+    auto txt = client.Get("/maps/cstrike/readme.txt");
+    ASSERT_TRUE(txt);
+    EXPECT_EQ(txt->status, 404);
+
+    // One file named: nothing beside it is listed or served.
+    Server one({(maps / "q1" / "e1m1.bsp").string(), "--site", site.string()});
+    httplib::Client one_client("127.0.0.1", one.port());
+    auto one_list = one_client.Get("/maps/index.json");
+    ASSERT_TRUE(one_list);
+    EXPECT_TRUE(nlohmann::json::parse(one_list->body)["maps"][0]["companions"].empty());
+    auto lit = one_client.Get("/maps/E1M1.LIT");
+    ASSERT_TRUE(lit);
+    EXPECT_EQ(lit->status, 404);
 }

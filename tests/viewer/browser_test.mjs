@@ -8,14 +8,15 @@
 //   - PVS: inside a map with visibility, fewer faces are drawn than the total;
 //   - picking at a point entity's projected position selects it and the side
 //     panel shows its classname;
-// that files given with a map (picked together, a dropped folder, ?companion=URL) bring its textures
+// that files given with a map (picked together, a dropped folder, ?companion=URL, the WADs `bspkit
+// serve` finds for it) bring its textures
 // kept in WADs (the counts of `bspkit export --wad DIR --game-dir DIR --json`, the Textures panel), and
 // that damaged files show the CLI's one-line error on the page.
 // Screenshots of the whole page go to ARTEFACTS (look at them).
 //
 //   node browser_test.mjs --site DIR --corpus DIR --bspkit PATH --artefacts DIR [--chromium PATH]
 // Exit 0 when every check passes, 1 otherwise (a missing site or corpus file fails).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -270,6 +271,41 @@ try {
         for (let i = 0; i < 100 && !(await page.eval('!!window.bspkitViewer')); ++i) await new Promise((ok) => setTimeout(ok, 100));
         await page.eval('window.bspkitViewer.whenReady()', 600000);
         expectTextures('?companion=URL', await seen());
+        // 5. `bspkit serve` of a game folder: the page's list links the map with the WAD its "wad" key names.
+        const served = mkdtempSync(join(tmpdir(), 'bspkit-viewer-served-'));
+        mkdirSync(join(served, 'cstrike', 'maps'), { recursive: true });
+        writeFileSync(join(served, 'cstrike', 'maps', 'hl_undertow.bsp'), readFileSync(undertow));
+        writeFileSync(join(served, 'cstrike', 'halflife.wad'), makeWad3(names));
+        const server = spawn(bspkit, ['serve', served, '--port', '0', '--site', site], { stdio: ['ignore', 'pipe', 'ignore'] });
+        try {
+            const url = await new Promise((done) => {
+                let out = '';
+                const timer = setTimeout(() => done(''), 60000);
+                server.stdout.on('data', (c) => { out += c; if (out.includes('\n')) { clearTimeout(timer); done(out.split('\n')[0].trim()); } });
+                server.on('exit', () => done(''));
+            });
+            if (check(url.startsWith('http://127.0.0.1:'), 'companions: bspkit serve prints its URL', url)) {
+                await page.goto(url);
+                let link = null;
+                for (let i = 0; i < 100 && !link; ++i) {
+                    await new Promise((ok) => setTimeout(ok, 100));
+                    link = await page.eval(`(() => { const a = document.querySelector('#entity ul.maps a');
+                        return a ? {href: a.getAttribute('href'), text: a.textContent} : null; })()`);
+                }
+                check(link && link.text.includes('+ halflife.wad'), 'companions: the served list names the map with its WAD', JSON.stringify(link));
+                if (link) {
+                    await page.goto(new URL(link.href, url).href);
+                    for (let i = 0; i < 100 && !(await page.eval('!!window.bspkitViewer')); ++i) await new Promise((ok) => setTimeout(ok, 100));
+                    await page.eval('window.bspkitViewer.whenReady()', 600000);
+                    expectTextures('bspkit serve', await seen());
+                    await page.eval('window.bspkitViewer.settle()');
+                    await shot('companions_served.png');
+                }
+            }
+        } finally {
+            server.kill('SIGTERM');
+            rmSync(served, { recursive: true, force: true });
+        }
         // A .bsp missing from what was picked: the page says so.
         await openPage(null, [join(given, 'valve', 'halflife.wad')]);
         st = await seen();

@@ -912,8 +912,11 @@ async function listServedMaps() {
         list.className = 'maps';
         for (const m of maps) {
             const a = document.createElement('a');
-            a.href = '?map=' + encodeURIComponent(m.url);
-            a.textContent = `${m.path} (${(m.size / 1048576).toFixed(1)} MB)`;
+            // With the files the server found the map keeps its textures or coloured light in.
+            a.href = '?map=' + encodeURIComponent(m.url)
+                + (m.companions || []).map((c) => '&companion=' + encodeURIComponent(c)).join('');
+            a.textContent = `${m.path} (${(m.size / 1048576).toFixed(1)} MB)`
+                + ((m.companions || []).length ? ` + ${m.companions.map((c) => decodeURIComponent(c.split('/').pop())).join(', ')}` : '');
             const li = document.createElement('li');
             li.appendChild(a);
             list.appendChild(li);
