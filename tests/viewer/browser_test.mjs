@@ -21,7 +21,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { launch, serve } from './cdp.mjs';
-import { makeWad3 } from './wad3.mjs';
+import { makeWad3 } from './test_data.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {

@@ -6,7 +6,8 @@
 //   map and a garbage file give {error} = the CLI's stderr line. Companion files (open()'s 4th argument):
 //   a GoldSrc map with a WAD3 made here for its external textures gives the glb of `bspkit export --wad DIR
 //   --game-dir DIR` and no missing texture; a Quake 1 map with a .lit made here gives the glb of the export
-//   with that .lit beside the map; paths that leave the folder are refused, a .lit of another name unused.
+//   with that .lit beside the map; a Quake 3 map with a pk3 made here gives the glb of `--game-dir DIR`;
+//   paths that leave the folder are refused, a .lit of another name unused.
 // node wasm_node_test.mjs --module M.js --bspkit BIN --corpus DIR [--time RELPATH]
 //   --time: also prints open+scene time in node vs native export of that map (information only).
 import { createRequire } from 'node:module';
@@ -14,7 +15,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { makeWad3 } from './wad3.mjs';
+import { makeTga, makeWad3, makeZip } from './test_data.mjs';
 
 const args = {};
 for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
@@ -192,6 +193,35 @@ function testCompanions() {
   console.log(`${rel}: companions ok (${names.length} textures from a WAD, glb = export --wad; '..' refused)`);
 }
 
+// A Quake 3 map with a pk3 made here (a TGA per texture the map names): the glb of `bspkit export
+// --game-dir DIR` with that pk3 in DIR; the pk3 is read by the core's own ZIP reader in WebAssembly.
+function testPk3() {
+  const rel = 'q3_v46/oa_ctf2.bsp', file = path.join(args.corpus, rel);
+  if (!expect(fs.existsSync(file), `${rel}: corpus file absent (${file})`)) return;
+  const out = path.join(tmp, 'q3.glb');
+  const empty = fs.mkdtempSync(path.join(tmp, 'q3-empty-'));
+  const names = JSON.parse(native(['export', file, '-o', out, '--game-dir', empty, '--json']).stdout).missing
+    .map((m) => m.material).filter((n) => n.startsWith('textures/'));
+  if (!expect(names.length > 5, `${rel}: expected textures outside the map, export --json lists ${names.length}`)) return;
+  const pk3 = makeZip(names.map((n, i) => ({
+    name: `${n}.tga`, bytes: makeTga(16, 16, (x, y) => ((x >> 2) ^ (y >> 2)) & 1 ? [i * 37 & 255, 200, 90] : [40, i * 53 & 255, 160]) })));
+  const dir = fs.mkdtempSync(path.join(tmp, 'q3-game-'));
+  fs.writeFileSync(path.join(dir, 'zz_made.pk3'), pk3);
+  const ex = native(['export', file, '-o', out, '--game-dir', dir, '--json']);
+  const missing = JSON.parse(ex.stdout).missing.map((m) => m.material);
+  if (!expect(ex.status === 0 && names.every((n) => !missing.includes(n)), `${rel}: native export with the pk3 misses ${missing}`)) return;
+  const withPk3 = fs.readFileSync(out);
+  const info = M.open(file, new Uint8Array(fs.readFileSync(file)), null, [{ path: 'baseq3/zz_made.pk3', bytes: new Uint8Array(pk3) }]);
+  if (!expect(!info.error, `${rel}: open with the pk3: ${info.error}`)) return;
+  expect(info.textures.found >= names.length && info.textures.missing.every((m) => !names.includes(m.material)),
+    `${rel}: with the pk3: found ${info.textures.found} of ${names.length}`);
+  const scene = M.scene();
+  expect(!scene.error && Buffer.compare(Buffer.from(scene.glb), withPk3) === 0,
+    `${rel}: scene().glb with the pk3 (${scene.glb?.length} bytes) differs from bspkit export --game-dir (${withPk3.length} bytes)`);
+  M.close();
+  console.log(`${rel}: pk3 companion ok (${names.length} textures from a pk3, glb = export --game-dir)`);
+}
+
 // A Quake 1 map with a .lit (QLIT 1) made here: the glb of the export with that .lit beside the map.
 function testLit() {
   const rel = 'q1_v29/pd_change_dest.bsp', file = path.join(args.corpus, rel);
@@ -232,6 +262,7 @@ function testLit() {
 }
 try { testCompanions(); } catch (e) { fail(`companions: ${e.stack}`); }
 try { testLit(); } catch (e) { fail(`.lit: ${e.stack}`); }
+try { testPk3(); } catch (e) { fail(`pk3: ${e.stack}`); }
 
 // A truncated map (a lump runs past the end) and garbage.
 const whole = path.join(args.corpus, MAPS[0]);
