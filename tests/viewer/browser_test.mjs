@@ -271,6 +271,13 @@ try {
         for (let i = 0; i < 100 && !(await page.eval('!!window.bspkitViewer')); ++i) await new Promise((ok) => setTimeout(ok, 100));
         await page.eval('window.bspkitViewer.whenReady()', 600000);
         expectTextures('?companion=URL', await seen());
+        // A companion URL that is not there: said on the panel, the map opens without it.
+        await page.goto(`${base}index.html?map=${encodeURIComponent('corpus/hl1_v30/hl_undertow.bsp')}&companion=${encodeURIComponent('given/valve/nope.wad')}`);
+        for (let i = 0; i < 100 && !(await page.eval('!!window.bspkitViewer')); ++i) await new Promise((ok) => setTimeout(ok, 100));
+        await page.eval('window.bspkitViewer.whenReady()', 600000);
+        st = await seen();
+        check(st.state === 'ready' && !st.textures.searched && /nope\.wad: not fetched: HTTP 404/.test(st.panel),
+              'companions: a companion URL that is not there is said on the panel, the map opens without it', JSON.stringify(st.panel.slice(-120)));
         // 5. `bspkit serve` of a game folder: the page's list links the map with the WAD its "wad" key names.
         const served = mkdtempSync(join(tmpdir(), 'bspkit-viewer-served-'));
         mkdirSync(join(served, 'cstrike', 'maps'), { recursive: true });

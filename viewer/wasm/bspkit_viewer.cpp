@@ -18,7 +18,7 @@
 // used; every result is what the command line computes for the same file:
 //   open   = Bsp::parse + require_complete_lumps + model::build, as `bspkit export` (open_for_geometry),
 //            with companions textures::resolve over them as `bspkit export --wad DIR --game-dir DIR`
-//            (companion_search() says which folders)
+//            (write_companions() says which folders)
 //   scene  = exporter::build_gltf + encode_glb, the bytes `bspkit export FILE -o x.glb` writes
 //   locate = query::World::leaf_at (`bspkit leaf`) + the PVS rows by ClusterFaces (`bspkit render`'s culling)
 //   entities = read_entities (`bspkit entities`), check = check + check_text (`bspkit check`)

@@ -153,16 +153,17 @@ async function openUrl(url, companionUrls = []) {
         if (token === loadToken) fail(`${url}: cannot fetch the map: ${e.message || e}`);
         return;
     }
+    // A file that cannot be fetched is said on the Textures panel; the map opens without it.
+    const notes = [];
     for (const c of companionUrls) {
         try {
             companions.push({ path: urlName(c), bytes: await download(c, `download ${urlName(c)}`) });
         } catch (e) {
-            if (token === loadToken) fail(`${c}: cannot fetch the file given with the map: ${e.message || e}`);
-            return;
+            notes.push(`${c}: not fetched: ${e.message || e}`);
         }
     }
     if (token !== loadToken) return;
-    await openBytes(name, bytes, token, companions);
+    await openBytes(name, bytes, token, companions, notes);
 }
 
 // Files the core searches for what a map keeps outside it (textures::resolve, the map's .lit); others
