@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 
 namespace bspkit::serve {
 namespace fs = std::filesystem;
@@ -42,18 +43,31 @@ std::string folder_of(std::string_view url_path) {
     return slash == std::string_view::npos ? std::string() : std::string(url_path.substr(0, slash + 1));
 }
 
+/// The companion files by their lower-case file name ("halflife.wad") and by
+/// their lower-case path, looked up once per map.
+struct CompanionIndex {
+    std::multimap<std::string, const MapEntry*> by_name;
+    std::map<std::string, const MapEntry*> by_path;
+
+    explicit CompanionIndex(const std::vector<MapEntry>& files) {
+        for (const MapEntry& f : files) {
+            by_name.emplace(ascii_lower(fs::path(f.url_path).filename().generic_string()), &f);
+            by_path.emplace(ascii_lower(f.url_path), &f);
+        }
+    }
+};
+
 /// What `map` keeps outside it among `files`: a GoldSrc map's WADs by its
 /// "wad" key (of several files of one name, the one whose folder shares the
 /// most with the map's, then the shortest path); a Quake 1 / BSP2 map's .lit
 /// of the same path. A map that does not open lists none.
-std::vector<std::string> companions_of(const MapEntry& map, const std::vector<MapEntry>& files) {
+std::vector<std::string> companions_of(const MapEntry& map, const CompanionIndex& files) {
     std::vector<std::string> out;
     try {
         const Bsp bsp = Bsp::open(map.file);
         if (bsp.format() == Format::quake1 || bsp.format() == Format::bsp2) {
-            const std::string lit = ascii_lower(fs::path(map.url_path).replace_extension(".lit").generic_string());
-            for (const MapEntry& f : files)
-                if (ascii_lower(f.url_path) == lit) return {f.url_path};
+            const auto lit = files.by_path.find(ascii_lower(fs::path(map.url_path).replace_extension(".lit").generic_string()));
+            if (lit != files.by_path.end()) out.push_back(lit->second->url_path);
             return out;
         }
         if (bsp.format() != Format::goldsrc) return out;
@@ -65,9 +79,9 @@ std::vector<std::string> companions_of(const MapEntry& map, const std::vector<Ma
         for (const std::string& name : wad_key_names(*key)) {
             const MapEntry* best = nullptr;
             size_t best_shared = 0;
-            for (const MapEntry& f : files) {
-                const std::string file_name = fs::path(f.url_path).filename().generic_string();
-                if (ascii_lower(file_name) != name) continue;
+            const auto [first, last] = files.by_name.equal_range(name);
+            for (auto it = first; it != last; ++it) {
+                const MapEntry& f = *it->second;
                 const std::string other = folder_of(f.url_path);
                 // Whole folders in common ("a/b/" and "a/bc/" share "a/").
                 size_t same = 0;
@@ -125,7 +139,8 @@ MapCatalog MapCatalog::of(const fs::path& root) {
     // One file named is all that is served: its folder's other files are not.
     if (!catalog.single_file) {
         catalog.companions = companion_files(root);
-        for (MapEntry& map : catalog.maps) map.companions = companions_of(map, catalog.companions);
+        const CompanionIndex index(catalog.companions);
+        for (MapEntry& map : catalog.maps) map.companions = companions_of(map, index);
     }
     return catalog;
 }
