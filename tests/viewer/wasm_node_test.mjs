@@ -6,7 +6,8 @@
 //   map and a garbage file give {error} = the CLI's stderr line. Companion files (open()'s 4th argument):
 //   a GoldSrc map with a WAD3 made here for its external textures gives the glb of `bspkit export --wad DIR
 //   --game-dir DIR` and no missing texture; a Quake 1 map with a .lit made here gives the glb of the export
-//   with that .lit beside the map; a Quake 3 map with a pk3 made here gives the glb of `--game-dir DIR`;
+//   with that .lit beside the map; a Quake 3 map with a pk3 made here gives the glb of `--game-dir DIR`, a
+//   Quake 2 map with loose TGAs under baseq2/textures/ the glb of `--game-dir DIR/baseq2`;
 //   paths that leave the folder are refused, a .lit of another name unused.
 // node wasm_node_test.mjs --module M.js --bspkit BIN --corpus DIR [--time RELPATH]
 //   --time: also prints open+scene time in node vs native export of that map (information only).
@@ -222,6 +223,37 @@ function testPk3() {
   console.log(`${rel}: pk3 companion ok (${names.length} textures from a pk3, glb = export --game-dir)`);
 }
 
+// A Quake 2 map with loose TGAs in a game folder (baseq2/textures/<name>.tga): the folder above
+// textures/ is searched as `bspkit export --game-dir DIR/baseq2` searches it.
+function testQuake2Folder() {
+  const rel = 'q2_v38/mission64_titlemap.bsp', file = path.join(args.corpus, rel);
+  if (!expect(fs.existsSync(file), `${rel}: corpus file absent (${file})`)) return;
+  const out = path.join(tmp, 'q2.glb');
+  const empty = fs.mkdtempSync(path.join(tmp, 'q2-empty-'));
+  const names = JSON.parse(native(['export', file, '-o', out, '--game-dir', empty, '--json']).stdout).missing.map((m) => m.material);
+  if (!expect(names.length > 0, `${rel}: expected textures outside the map`)) return;
+  const dir = fs.mkdtempSync(path.join(tmp, 'q2-game-'));
+  const companions = names.map((n, i) => {
+    const bytes = makeTga(8, 8, (x, y) => (x + y) & 1 ? [200, i * 71 & 255, 40] : [30, 90, i * 29 & 255]);
+    const where = path.join(dir, 'baseq2', 'textures', `${n}.tga`);
+    fs.mkdirSync(path.dirname(where), { recursive: true });
+    fs.writeFileSync(where, bytes);
+    return { path: `baseq2/textures/${n}.tga`, bytes: new Uint8Array(bytes) };
+  });
+  const ex = native(['export', file, '-o', out, '--game-dir', path.join(dir, 'baseq2'), '--json']);
+  if (!expect(ex.status === 0 && JSON.parse(ex.stdout).missing.length === 0, `${rel}: native export with the folder: ${ex.stderr}`)) return;
+  const withFolder = fs.readFileSync(out);
+  const info = M.open(file, new Uint8Array(fs.readFileSync(file)), null, companions);
+  if (!expect(!info.error, `${rel}: open with the folder: ${info.error}`)) return;
+  expect(info.textures.found === names.length && info.textures.missing.length === 0,
+    `${rel}: with baseq2/textures: found ${info.textures.found} of ${names.length}, missing ${info.textures.missing.length}`);
+  const scene = M.scene();
+  expect(!scene.error && Buffer.compare(Buffer.from(scene.glb), withFolder) === 0,
+    `${rel}: scene().glb with baseq2/textures differs from bspkit export --game-dir DIR/baseq2`);
+  M.close();
+  console.log(`${rel}: game folder companion ok (${names.length} loose textures under baseq2/textures/, glb = export --game-dir)`);
+}
+
 // A Quake 1 map with a .lit (QLIT 1) made here: the glb of the export with that .lit beside the map.
 function testLit() {
   const rel = 'q1_v29/pd_change_dest.bsp', file = path.join(args.corpus, rel);
@@ -263,6 +295,7 @@ function testLit() {
 try { testCompanions(); } catch (e) { fail(`companions: ${e.stack}`); }
 try { testLit(); } catch (e) { fail(`.lit: ${e.stack}`); }
 try { testPk3(); } catch (e) { fail(`pk3: ${e.stack}`); }
+try { testQuake2Folder(); } catch (e) { fail(`Quake 2 folder: ${e.stack}`); }
 
 // A truncated map (a lump runs past the end) and garbage.
 const whole = path.join(args.corpus, MAPS[0]);
