@@ -25,6 +25,7 @@
 // Errors never escape: bspkit::Error becomes {error: e.what()}, the line the
 // CLI prints on stderr. The JS wrappers in viewer_post.js make the optional
 // arguments optional and catch anything left (a non-array argument).
+#include <bspkit/ascii.hpp>
 #include <bspkit/bsp.hpp>
 #include <bspkit/check.hpp>
 #include <bspkit/engine_light.hpp>
@@ -42,7 +43,6 @@
 #include <emscripten/val.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -141,11 +141,6 @@ bspkit::model::BuildOptions export_build_options(bool lightmaps, const Companion
 
 const std::filesystem::path kCompanions = "/companions";
 
-std::string lower(std::string s) {
-    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
 /// A companion's path under kCompanions: its components without empty and
 /// "." ones ('\\' counts as '/'; a leading '/', as in a dropped folder's
 /// entries, is dropped). None when a component is ".." (it would leave the
@@ -186,7 +181,7 @@ Companions write_companions(const val& list, const std::string& map_name) {
     const size_t n = list["length"].as<size_t>();
     if (n == 0) return out;
     std::set<std::filesystem::path> wad_dirs, game_dirs{kCompanions};
-    const std::string lit_name = lower(std::filesystem::path(map_name).stem().string()) + ".lit";
+    const std::string lit_name = bspkit::ascii_lower(std::filesystem::path(map_name).stem().string()) + ".lit";
     static const std::set<std::string> kArchives{".pk3", ".pk4", ".vpk", ".pak", ".zip"};
     static const std::set<std::string> kGameFolders{"textures", "materials", "maps", "pics", "scripts", "env", "gfx"};
     for (size_t i = 0; i < n; ++i) {
@@ -205,19 +200,19 @@ Companions write_companions(const val& list, const std::string& map_name) {
             out.notes.push_back(shown + ": not used: " + e.what());
             continue;
         }
-        const std::string ext = lower(rel->extension().string());
+        const std::string ext = bspkit::ascii_lower(rel->extension().string());
         if (ext == ".wad") wad_dirs.insert(file.parent_path());
         if (kArchives.count(ext)) game_dirs.insert(file.parent_path());
         std::filesystem::path above = kCompanions;
         for (const auto& part : rel->parent_path()) {
-            if (kGameFolders.count(lower(part.string()))) {
+            if (kGameFolders.count(bspkit::ascii_lower(part.string()))) {
                 game_dirs.insert(above);
                 break;
             }
             above /= part;
         }
         if (ext == ".lit") {
-            if (lower(rel->filename().string()) == lit_name && out.lit.empty()) out.lit = file;
+            if (bspkit::ascii_lower(rel->filename().string()) == lit_name && out.lit.empty()) out.lit = file;
             else out.notes.push_back(shown + ": not used: the map's coloured light would be " + lit_name);
         }
     }
