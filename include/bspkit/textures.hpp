@@ -46,6 +46,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bspkit::textures {
@@ -77,6 +78,17 @@ struct Resolved {
 /// cannot be read becomes a diagnostic (and is not searched), a file that
 /// is found but does not decode becomes the material's `problem`.
 Resolved resolve(model::Map& map, const Bsp& bsp, const SearchPath& path);
+
+/// One WAD a worldspawn "wad" key lists: the entry as written (';' ends it,
+/// '\\' read as '/') and its file name, by which tools and engines look it up.
+struct WadKeyEntry {
+    std::string written;
+    std::string file;
+};
+/// Whether `key` lists WADs: "wad", or "_wad" as some compile tools write it (any case).
+bool is_wad_key(std::string_view key);
+/// The entries of a "wad" key's `value`, in order; those without a file name left out.
+std::vector<WadKeyEntry> wad_key_entries(std::string_view value);
 
 // --- Decoders (each throws Error naming `name` and the byte offset) ----------
 

@@ -6,6 +6,7 @@
 #include <bspkit/error.hpp>
 #include <bspkit/format.hpp>
 #include <bspkit/survey.hpp>
+#include <bspkit/textures.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -58,9 +59,10 @@ struct CompanionIndex {
 };
 
 /// What `map` keeps outside it among `files`: a GoldSrc map's WADs by its
-/// "wad" key (of several files of one name, the one whose folder shares the
-/// most with the map's, then the shortest path); a Quake 1 / BSP2 map's .lit
-/// of the same path. A map that does not open lists none.
+/// "wad" and "_wad" keys, the ones textures::resolve() reads (of several files
+/// of one name, the one whose folder shares the most with the map's, then the
+/// shortest path); a Quake 1 / BSP2 map's .lit of the same path. A map that
+/// does not open lists none.
 std::vector<std::string> companions_of(const MapEntry& map, const CompanionIndex& files) {
     std::vector<std::string> out;
     try {
@@ -73,10 +75,14 @@ std::vector<std::string> companions_of(const MapEntry& map, const CompanionIndex
         if (bsp.format() != Format::goldsrc) return out;
         const EntityLump entities = read_entities(bsp);
         const Entity* world = entities.entities.empty() ? nullptr : &entities.entities.front();
-        const std::optional<std::string_view> key = world ? world->find("wad") : std::nullopt;
-        if (!key) return out;
+        if (!world) return out;
+        std::vector<std::string> names;  // every key resolve() reads, in order, each name once
+        for (const auto& [key, value] : world->pairs)
+            if (textures::is_wad_key(key))
+                for (std::string& name : wad_key_names(value))
+                    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
         const std::string folder = folder_of(map.url_path);
-        for (const std::string& name : wad_key_names(*key)) {
+        for (const std::string& name : names) {
             const MapEntry* best = nullptr;
             size_t best_shared = 0;
             const auto [first, last] = files.by_name.equal_range(name);
@@ -105,17 +111,12 @@ std::vector<std::string> companions_of(const MapEntry& map, const CompanionIndex
 
 std::vector<std::string> wad_key_names(std::string_view key) {
     std::vector<std::string> out;
-    size_t start = 0;
-    while (start <= key.size()) {
-        const size_t end = std::min(key.find(';', start), key.size());
-        std::string_view part = key.substr(start, end - start);
-        const size_t slash = part.find_last_of("/\\");
-        if (slash != std::string_view::npos) part = part.substr(slash + 1);
-        while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
-        while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
-        std::string name = ascii_lower(part);
+    for (const textures::WadKeyEntry& entry : textures::wad_key_entries(key)) {
+        std::string_view file = entry.file;
+        while (!file.empty() && file.front() == ' ') file.remove_prefix(1);
+        while (!file.empty() && file.back() == ' ') file.remove_suffix(1);
+        std::string name = ascii_lower(file);
         if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
-        start = end + 1;
     }
     return out;
 }

@@ -24,7 +24,7 @@ struct MapEntry {
     std::filesystem::path file;       ///< the file on disk
     uint64_t size = 0;
     /// Files the viewer fetches with the map (url_paths of MapCatalog::companions):
-    /// a GoldSrc map's WADs named by its worldspawn "wad" key, a Quake 1 /
+    /// a GoldSrc map's WADs named by its worldspawn "wad" (or "_wad") key, a Quake 1 /
     /// BSP2 map's FILE.lit beside it.
     std::vector<std::string> companions;
 };
@@ -46,8 +46,9 @@ struct MapCatalog {
     std::string index_json() const;
 };
 
-/// The WAD file names a GoldSrc worldspawn "wad" key lists ("\\half-life\\valve\\halflife.wad;..."),
-/// each its last path component, lower case, in key order, without repeats.
+/// The WAD file names a GoldSrc worldspawn "wad" key's value lists ("\\half-life\\valve\\halflife.wad;...",
+/// split by textures::wad_key_entries as the texture search splits it), each its file name without
+/// surrounding spaces, lower case, in key order, without repeats.
 std::vector<std::string> wad_key_names(std::string_view key);
 
 /// The viewer's site directory: `override` when given, else the first of

@@ -10,7 +10,7 @@
 //   /<file>              the viewer's static files (js, wasm, three.js)
 //   /maps/index.json     {"root", "maps": [{"path", "url", "size", "companions": [url]}]} the maps
 //                        offered, each with the files the viewer fetches with it (a GoldSrc map's WADs
-//                        named by its "wad" key, a Quake 1 map's .lit; serving a directory only)
+//                        named by its "wad" / "_wad" key, a Quake 1 map's .lit; serving a directory only)
 //   /maps/<path>         a map's or a companion's bytes, only for a path listed in index.json
 // Prints the URL to open on stdout (with ?map=... when serving one file), a
 // line per request on stderr with --verbose, and runs until interrupted.

@@ -289,24 +289,18 @@ private:
             key_dirs.insert(key_dirs.end(), path_.game_dirs.begin(), path_.game_dirs.end());
             key_dirs.push_back(fs::path(bsp_.file_name()).parent_path());
             for (const auto& [k, value] : map_.entities[0].pairs) {
-                if (ascii_lower(k) != "wad" && ascii_lower(k) != "_wad") continue;
-                std::string list = slashes(value);
-                size_t start = 0;
-                while (start <= list.size()) {
-                    const size_t semi = std::min(list.find(';', start), list.size());
-                    std::string item = list.substr(start, semi - start);
-                    start = semi + 1;
-                    const size_t slash = item.rfind('/');
-                    const std::string file = slash == std::string::npos ? item : item.substr(slash + 1);
-                    if (file.empty()) continue;
+                if (!is_wad_key(k)) continue;
+                for (const WadKeyEntry& w : wad_key_entries(value)) {
                     bool found = false;
                     for (const fs::path& d : key_dirs)
-                        if (const auto p = files_.loose(d.empty() ? fs::path(".") : d, file)) {
+                        if (const auto p = files_.loose(d.empty() ? fs::path(".") : d, w.file)) {
                             add(*p);
                             found = true;
                             break;
                         }
-                    if (!found) wad_key_missing_.push_back("wad key \"" + item + "\" (no " + file + " in the --wad and game folders)");
+                    if (!found)
+                        wad_key_missing_.push_back("wad key \"" + w.written + "\" (no " + w.file +
+                                                   " in the --wad and game folders)");
                 }
             }
         }
@@ -574,6 +568,26 @@ void attach_external_lightmaps(model::Map& map, Resolver& resolver, Resolved& ou
 }
 
 }  // namespace
+
+bool is_wad_key(std::string_view key) {
+    const std::string k = ascii_lower(key);
+    return k == "wad" || k == "_wad";
+}
+
+std::vector<WadKeyEntry> wad_key_entries(std::string_view value) {
+    std::vector<WadKeyEntry> out;
+    const std::string list = slashes(std::string(value));
+    size_t start = 0;
+    while (start <= list.size()) {
+        const size_t semi = std::min(list.find(';', start), list.size());
+        std::string item = list.substr(start, semi - start);
+        start = semi + 1;
+        const size_t slash = item.rfind('/');
+        std::string file = slash == std::string::npos ? item : item.substr(slash + 1);
+        if (!file.empty()) out.push_back({std::move(item), std::move(file)});
+    }
+    return out;
+}
 
 Resolved resolve(model::Map& map, const Bsp& bsp, const SearchPath& path) {
     Resolved out;

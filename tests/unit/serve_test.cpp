@@ -201,7 +201,7 @@ TEST_F(ServeFixture, MapsComeWithTheFilesThatHoldTheirTextures) {
     };
     Bsp goldsrc = Bsp::parse(sample("sample_goldsrc.bsp").bytes, "g.bsp");
     const std::string entities = "{\n\"classname\" \"worldspawn\"\n\"wad\" \"\\sierra\\half-life\\valve\\halflife.wad;"
-                                 "\\x\\DECALS.wad;\\x\\absent.wad\"\n}\n";
+                                 "\\x\\DECALS.wad;\\x\\absent.wad\"\n\"_wad\" \"extra.wad;decals.wad\"\n}\n";
     goldsrc.replace(0, Bytes(entities.begin(), entities.end()));
     fs::create_directories(maps / "cstrike" / "maps");
     fs::create_directories(maps / "q1");
@@ -210,6 +210,7 @@ TEST_F(ServeFixture, MapsComeWithTheFilesThatHoldTheirTextures) {
     write_text(maps / "valve" / "halflife.wad", "WAD3 valve's");  // farther from the map: not chosen
     write_text(maps / "cstrike" / "maps" / "decals.WAD", "WAD3 decals");
     write_text(maps / "cstrike" / "readme.txt", "not served");
+    write_text(maps / "extra.wad", "WAD3 named by \"_wad\"");
     write_file_atomic(maps / "q1" / "e1m1.bsp", sample("sample_quake1.bsp").bytes);
     write_text(maps / "q1" / "E1M1.LIT", "QLIT");
 
@@ -220,7 +221,7 @@ TEST_F(ServeFixture, MapsComeWithTheFilesThatHoldTheirTextures) {
         throw std::runtime_error("not listed: " + std::string(path));
     };
     EXPECT_EQ(entry("cstrike/maps/de_x.bsp").companions,
-              (std::vector<std::string>{"cstrike/halflife.wad", "cstrike/maps/decals.WAD"}));
+              (std::vector<std::string>{"cstrike/halflife.wad", "cstrike/maps/decals.WAD", "extra.wad"}));
     EXPECT_EQ(entry("q1/e1m1.bsp").companions, (std::vector<std::string>{"q1/E1M1.LIT"}));
     for (const auto& m : catalog.maps) {
         if (m.url_path != "cstrike/maps/de_x.bsp" && m.url_path != "q1/e1m1.bsp") {
@@ -238,7 +239,8 @@ TEST_F(ServeFixture, MapsComeWithTheFilesThatHoldTheirTextures) {
     for (const auto& m : listed["maps"])
         if (m["path"] == "cstrike/maps/de_x.bsp") {
             seen = true;
-            EXPECT_EQ(m["companions"], nlohmann::json::array({"maps/cstrike/halflife.wad", "maps/cstrike/maps/decals.WAD"}));
+            EXPECT_EQ(m["companions"],
+                      nlohmann::json::array({"maps/cstrike/halflife.wad", "maps/cstrike/maps/decals.WAD", "maps/extra.wad"}));
         }
     EXPECT_TRUE(seen) << list->body;
     for (const auto& [path, body] : std::vector<std::pair<std::string, std::string>>{

@@ -472,3 +472,18 @@ TEST(Textures, HostileFilesGiveErrorsNotCrashes) {
         fuzz::texture_files(noise.data(), noise.size());
     }
 }
+
+// The "wad" key as the texture search and `bspkit serve` read it: entries split
+// at ';', '\' read as '/', each with its file name; entries naming no file dropped.
+TEST(Textures, WadKeyEntriesAreTheKeysFileNames) {
+    const auto entries = textures::wad_key_entries("\\sierra\\valve\\halflife.wad;;decals.wad;c:/x/;/q/Xeno.WAD");
+    ASSERT_EQ(entries.size(), 3u);
+    EXPECT_EQ(entries[0].written, "/sierra/valve/halflife.wad");
+    EXPECT_EQ(entries[0].file, "halflife.wad");
+    EXPECT_EQ(entries[1].written, "decals.wad");
+    EXPECT_EQ(entries[1].file, "decals.wad");
+    EXPECT_EQ(entries[2].file, "Xeno.WAD");
+    EXPECT_TRUE(textures::wad_key_entries("").empty());
+    EXPECT_TRUE(textures::is_wad_key("wad") && textures::is_wad_key("_WAD"));
+    EXPECT_FALSE(textures::is_wad_key("wads") || textures::is_wad_key("message"));
+}
