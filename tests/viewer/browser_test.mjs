@@ -9,9 +9,8 @@
 //   - picking at a point entity's projected position selects it and the side
 //     panel shows its classname;
 // that files given with a map (picked together, a dropped folder, ?companion=URL, the WADs `bspkit
-// serve` finds for it) bring its textures
-// kept in WADs (the counts of `bspkit export --wad DIR --game-dir DIR --json`, the Textures panel), and
-// that damaged files show the CLI's one-line error on the page.
+// serve` finds for it) bring its textures kept in WADs (the counts of `bspkit export --wad DIR
+// --game-dir DIR --json`, the Textures panel), and that damaged files show the CLI's one-line error.
 // Screenshots of the whole page go to ARTEFACTS (look at them).
 //
 //   node browser_test.mjs --site DIR --corpus DIR --bspkit PATH --artefacts DIR [--chromium PATH]
@@ -78,10 +77,15 @@ const base = `http://127.0.0.1:${port}/`;
 const browser = await launch({ chromium, width: 1280, height: 800 });
 const { page } = browser;
 
+// Goes to `url` and waits until the page's script is up.
+async function gotoPage(url) {
+    await page.goto(url);
+    for (let i = 0; i < 100 && !(await page.eval('!!window.bspkitViewer')); ++i) await new Promise((ok) => setTimeout(ok, 100));
+}
+
 // Opens a map with ?map=URL, or (picker: a local path) with the page's file picker.
 async function openPage(mapUrl, picker = null, how = 'picker') {
-    await page.goto(picker ? `${base}index.html` : `${base}index.html?map=${encodeURIComponent(mapUrl)}`);
-    for (let i = 0; i < 100 && !(await page.eval('!!window.bspkitViewer')); ++i) await new Promise((ok) => setTimeout(ok, 100));
+    await gotoPage(picker ? `${base}index.html` : `${base}index.html?map=${encodeURIComponent(mapUrl)}`);
     if (picker) {
         if ((await page.eval('window.bspkitViewer.state')) !== 'idle') throw new Error('the page without ?map= is not idle');
         const files = Array.isArray(picker) ? picker : [picker];
@@ -219,7 +223,7 @@ try {
     }
 
     // Files given with the map: hl_undertow keeps its textures in halflife.wad (its "wad" key). A WAD made
-    // here for the names `bspkit export --json` lists as missing, given three ways.
+    // here for the names `bspkit export --json` lists as missing, given four ways.
     const undertow = join(corpus, 'hl1_v30/hl_undertow.bsp');
     if (check(existsSync(undertow), `companions: corpus file ${undertow} present`) && (!only || only.split(',').includes('companions'))) {
         const empty = mkdtempSync(join(tmpdir(), 'bspkit-viewer-nowad-'));
@@ -259,21 +263,15 @@ try {
         // 3. The map and a game folder dropped together (the folder's files keep their paths).
         await openPage(null, [undertow, join(given, 'valve')], 'drop');
         st = await seen();
-        if (st.state === 'ready' && st.companions.length === 0) {
-            console.log('note companions: this Chromium drops no folder entries over DevTools (Input.dispatchDragEvent): folder drop not tested');
-        } else {
-            expectTextures('a dropped folder', st);
-            check(st.companions.includes('valve/halflife.wad') && !st.companions.includes('valve/readme.txt'),
-                  'companions: a dropped folder gives its WADs with their paths, not its other files', JSON.stringify(st.companions));
-        }
+        expectTextures('a dropped folder', st);
+        check(st.companions.includes('valve/halflife.wad') && !st.companions.includes('valve/readme.txt'),
+              'companions: a dropped folder gives its WADs with their paths, not its other files', JSON.stringify(st.companions));
         // 4. ?map=URL&companion=URL
-        await page.goto(`${base}index.html?map=${encodeURIComponent('corpus/hl1_v30/hl_undertow.bsp')}&companion=${encodeURIComponent('given/valve/halflife.wad')}`);
-        for (let i = 0; i < 100 && !(await page.eval('!!window.bspkitViewer')); ++i) await new Promise((ok) => setTimeout(ok, 100));
+        await gotoPage(`${base}index.html?map=${encodeURIComponent('corpus/hl1_v30/hl_undertow.bsp')}&companion=${encodeURIComponent('given/valve/halflife.wad')}`);
         await page.eval('window.bspkitViewer.whenReady()', 600000);
         expectTextures('?companion=URL', await seen());
         // A companion URL that is not there: said on the panel, the map opens without it.
-        await page.goto(`${base}index.html?map=${encodeURIComponent('corpus/hl1_v30/hl_undertow.bsp')}&companion=${encodeURIComponent('given/valve/nope.wad')}`);
-        for (let i = 0; i < 100 && !(await page.eval('!!window.bspkitViewer')); ++i) await new Promise((ok) => setTimeout(ok, 100));
+        await gotoPage(`${base}index.html?map=${encodeURIComponent('corpus/hl1_v30/hl_undertow.bsp')}&companion=${encodeURIComponent('given/valve/nope.wad')}`);
         await page.eval('window.bspkitViewer.whenReady()', 600000);
         st = await seen();
         check(st.state === 'ready' && !st.textures.searched && /nope\.wad: not fetched: HTTP 404/.test(st.panel),
@@ -283,13 +281,13 @@ try {
         mkdirSync(join(served, 'cstrike', 'maps'), { recursive: true });
         writeFileSync(join(served, 'cstrike', 'maps', 'hl_undertow.bsp'), readFileSync(undertow));
         writeFileSync(join(served, 'cstrike', 'halflife.wad'), makeWad3(names));
-        const server = spawn(bspkit, ['serve', served, '--port', '0', '--site', site], { stdio: ['ignore', 'pipe', 'ignore'] });
+        const serving = spawn(bspkit, ['serve', served, '--port', '0', '--site', site], { stdio: ['ignore', 'pipe', 'ignore'] });
         try {
             const url = await new Promise((done) => {
                 let out = '';
                 const timer = setTimeout(() => done(''), 60000);
-                server.stdout.on('data', (c) => { out += c; if (out.includes('\n')) { clearTimeout(timer); done(out.split('\n')[0].trim()); } });
-                server.on('exit', () => done(''));
+                serving.stdout.on('data', (c) => { out += c; if (out.includes('\n')) { clearTimeout(timer); done(out.split('\n')[0].trim()); } });
+                serving.on('exit', () => done(''));
             });
             if (check(url.startsWith('http://127.0.0.1:'), 'companions: bspkit serve prints its URL', url)) {
                 await page.goto(url);
@@ -301,8 +299,7 @@ try {
                 }
                 check(link && link.text.includes('+ halflife.wad'), 'companions: the served list names the map with its WAD', JSON.stringify(link));
                 if (link) {
-                    await page.goto(new URL(link.href, url).href);
-                    for (let i = 0; i < 100 && !(await page.eval('!!window.bspkitViewer')); ++i) await new Promise((ok) => setTimeout(ok, 100));
+                    await gotoPage(new URL(link.href, url).href);
                     await page.eval('window.bspkitViewer.whenReady()', 600000);
                     expectTextures('bspkit serve', await seen());
                     await page.eval('window.bspkitViewer.settle()');
@@ -310,7 +307,7 @@ try {
                 }
             }
         } finally {
-            server.kill('SIGTERM');
+            serving.kill('SIGTERM');
             rmSync(served, { recursive: true, force: true });
         }
         // A .bsp missing from what was picked: the page says so.

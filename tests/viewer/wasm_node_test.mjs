@@ -143,32 +143,48 @@ function testDamaged(name, bytes) {
 for (const rel of MAPS) {
   try { testMap(rel); } catch (e) { fail(`${rel}: ${e.stack}`); }
 }
+// The materials `bspkit export --json` lists as missing for `file` when `flag` (--wad / --game-dir)
+// names an empty folder.
+function missingWithNothingGiven(file, flag) {
+  const empty = fs.mkdtempSync(path.join(tmp, 'empty-'));
+  const r = native(['export', file, '-o', path.join(tmp, 'missing.glb'), flag, empty, '--json']);
+  return r.status === 0 ? JSON.parse(r.stdout).missing.map((m) => m.material) : [];
+}
+
+// open(file) with `companions` against `bspkit export file <searchArgs>`: the export finds every one of
+// `names`, the core finds them too, and scene().glb is the export's bytes. `exact`: nothing at all is
+// missing on either side and the core found exactly `names`. Returns the export's glb (null on failure).
+function expectCompanionsGiveTheExport(rel, file, companions, searchArgs, names, exact, what) {
+  const out = path.join(tmp, 'companions.glb');
+  const ex = native(['export', file, '-o', out, ...searchArgs, '--json']);
+  const nativeMissing = ex.status === 0 ? JSON.parse(ex.stdout).missing.map((m) => m.material) : null;
+  if (!expect(nativeMissing && names.every((n) => !nativeMissing.includes(n)) && (!exact || nativeMissing.length === 0),
+    `${rel}: native export with ${what} failed or misses textures: ${nativeMissing ?? ex.stderr}`)) return null;
+  const expected = fs.readFileSync(out);
+  const info = M.open(file, new Uint8Array(fs.readFileSync(file)), null, companions);
+  if (!expect(!info.error, `${rel}: open with ${what}: ${info.error}`)) return null;
+  const t = info.textures;
+  expect(t.searched && (exact ? t.found === names.length && t.missing.length === 0
+                              : t.found >= names.length && t.missing.every((m) => !names.includes(m.material))),
+    `${rel}: with ${what}: searched ${t.searched}, found ${t.found} of ${names.length}, missing ${t.missing.length}`);
+  const scene = M.scene();
+  expect(!scene.error && Buffer.compare(Buffer.from(scene.glb), expected) === 0,
+    `${rel}: scene().glb with ${what} (${scene.glb?.length} bytes) differs from bspkit export ${searchArgs.join(' ')} (${expected.length} bytes)`);
+  M.close();
+  return expected;
+}
+
 function testCompanions() {
   const rel = 'hl1_v30/hl_undertow.bsp', file = path.join(args.corpus, rel);
   if (!expect(fs.existsSync(file), `${rel}: corpus file absent (${file})`)) return;
   const bytes = new Uint8Array(fs.readFileSync(file));
-  const out = path.join(tmp, 'c.glb');
-  const empty = fs.mkdtempSync(path.join(tmp, 'empty-'));
-  const bare = native(['export', file, '-o', out, '--wad', empty, '--json']);
-  const names = JSON.parse(bare.stdout).missing.map((m) => m.material);
+  const names = missingWithNothingGiven(file, '--wad');
   if (!expect(names.length > 10, `${rel}: expected textures kept in WADs, export --json lists ${names.length} missing`)) return;
   const wad = makeWad3(names);
   const dir = fs.mkdtempSync(path.join(tmp, 'wads-'));
   fs.writeFileSync(path.join(dir, 'halflife.wad'), wad);
-  const ex = native(['export', file, '-o', out, '--wad', dir, '--game-dir', dir, '--json']);
-  if (!expect(ex.status === 0, `${rel}: native export with the WAD failed: ${ex.stderr}`)) return;
-  expect(JSON.parse(ex.stdout).missing.length === 0, `${rel}: native export still misses textures`);
-  const withWad = fs.readFileSync(out);
-
-  const info = M.open(file, bytes, null, [{ path: 'halflife.wad', bytes: new Uint8Array(wad) }]);
-  if (!expect(!info.error, `${rel}: open with the WAD: ${info.error}`)) return;
-  const t = info.textures;
-  expect(t.searched && t.found === names.length && t.missing.length === 0,
-    `${rel}: with halflife.wad: searched ${t.searched}, found ${t.found} of ${names.length}, missing ${t.missing.length}`);
-  const scene = M.scene();
-  expect(!scene.error && Buffer.compare(Buffer.from(scene.glb), withWad) === 0,
-    `${rel}: scene().glb with the WAD (${scene.glb?.length} bytes) differs from bspkit export --wad (${withWad.length} bytes)`);
-  M.close();
+  if (!expectCompanionsGiveTheExport(rel, file, [{ path: 'halflife.wad', bytes: new Uint8Array(wad) }],
+    ['--wad', dir, '--game-dir', dir], names, true, 'halflife.wad')) return;
 
   // No companions: no search, as export without --wad. A WAD of another name is searched (as a folder's
   // other WADs are) ... so give none that holds the textures: the missing list is the export's.
@@ -199,28 +215,15 @@ function testCompanions() {
 function testPk3() {
   const rel = 'q3_v46/oa_ctf2.bsp', file = path.join(args.corpus, rel);
   if (!expect(fs.existsSync(file), `${rel}: corpus file absent (${file})`)) return;
-  const out = path.join(tmp, 'q3.glb');
-  const empty = fs.mkdtempSync(path.join(tmp, 'q3-empty-'));
-  const names = JSON.parse(native(['export', file, '-o', out, '--game-dir', empty, '--json']).stdout).missing
-    .map((m) => m.material).filter((n) => n.startsWith('textures/'));
+  const names = missingWithNothingGiven(file, '--game-dir').filter((n) => n.startsWith('textures/'));
   if (!expect(names.length > 5, `${rel}: expected textures outside the map, export --json lists ${names.length}`)) return;
   const pk3 = makeZip(names.map((n, i) => ({
     name: `${n}.tga`, bytes: makeTga(16, 16, (x, y) => ((x >> 2) ^ (y >> 2)) & 1 ? [i * 37 & 255, 200, 90] : [40, i * 53 & 255, 160]) })));
   const dir = fs.mkdtempSync(path.join(tmp, 'q3-game-'));
   fs.writeFileSync(path.join(dir, 'zz_made.pk3'), pk3);
-  const ex = native(['export', file, '-o', out, '--game-dir', dir, '--json']);
-  const missing = JSON.parse(ex.stdout).missing.map((m) => m.material);
-  if (!expect(ex.status === 0 && names.every((n) => !missing.includes(n)), `${rel}: native export with the pk3 misses ${missing}`)) return;
-  const withPk3 = fs.readFileSync(out);
-  const info = M.open(file, new Uint8Array(fs.readFileSync(file)), null, [{ path: 'baseq3/zz_made.pk3', bytes: new Uint8Array(pk3) }]);
-  if (!expect(!info.error, `${rel}: open with the pk3: ${info.error}`)) return;
-  expect(info.textures.found >= names.length && info.textures.missing.every((m) => !names.includes(m.material)),
-    `${rel}: with the pk3: found ${info.textures.found} of ${names.length}`);
-  const scene = M.scene();
-  expect(!scene.error && Buffer.compare(Buffer.from(scene.glb), withPk3) === 0,
-    `${rel}: scene().glb with the pk3 (${scene.glb?.length} bytes) differs from bspkit export --game-dir (${withPk3.length} bytes)`);
-  M.close();
-  console.log(`${rel}: pk3 companion ok (${names.length} textures from a pk3, glb = export --game-dir)`);
+  if (expectCompanionsGiveTheExport(rel, file, [{ path: 'baseq3/zz_made.pk3', bytes: new Uint8Array(pk3) }],
+    ['--game-dir', dir], names, false, 'the pk3'))
+    console.log(`${rel}: pk3 companion ok (${names.length} textures from a pk3, glb = export --game-dir)`);
 }
 
 // A Quake 2 map with loose TGAs in a game folder (baseq2/textures/<name>.tga): the folder above
@@ -228,9 +231,7 @@ function testPk3() {
 function testQuake2Folder() {
   const rel = 'q2_v38/mission64_titlemap.bsp', file = path.join(args.corpus, rel);
   if (!expect(fs.existsSync(file), `${rel}: corpus file absent (${file})`)) return;
-  const out = path.join(tmp, 'q2.glb');
-  const empty = fs.mkdtempSync(path.join(tmp, 'q2-empty-'));
-  const names = JSON.parse(native(['export', file, '-o', out, '--game-dir', empty, '--json']).stdout).missing.map((m) => m.material);
+  const names = missingWithNothingGiven(file, '--game-dir');
   if (!expect(names.length > 0, `${rel}: expected textures outside the map`)) return;
   const dir = fs.mkdtempSync(path.join(tmp, 'q2-game-'));
   const companions = names.map((n, i) => {
@@ -240,18 +241,9 @@ function testQuake2Folder() {
     fs.writeFileSync(where, bytes);
     return { path: `baseq2/textures/${n}.tga`, bytes: new Uint8Array(bytes) };
   });
-  const ex = native(['export', file, '-o', out, '--game-dir', path.join(dir, 'baseq2'), '--json']);
-  if (!expect(ex.status === 0 && JSON.parse(ex.stdout).missing.length === 0, `${rel}: native export with the folder: ${ex.stderr}`)) return;
-  const withFolder = fs.readFileSync(out);
-  const info = M.open(file, new Uint8Array(fs.readFileSync(file)), null, companions);
-  if (!expect(!info.error, `${rel}: open with the folder: ${info.error}`)) return;
-  expect(info.textures.found === names.length && info.textures.missing.length === 0,
-    `${rel}: with baseq2/textures: found ${info.textures.found} of ${names.length}, missing ${info.textures.missing.length}`);
-  const scene = M.scene();
-  expect(!scene.error && Buffer.compare(Buffer.from(scene.glb), withFolder) === 0,
-    `${rel}: scene().glb with baseq2/textures differs from bspkit export --game-dir DIR/baseq2`);
-  M.close();
-  console.log(`${rel}: game folder companion ok (${names.length} loose textures under baseq2/textures/, glb = export --game-dir)`);
+  if (expectCompanionsGiveTheExport(rel, file, companions, ['--game-dir', path.join(dir, 'baseq2')], names, true,
+    'baseq2/textures'))
+    console.log(`${rel}: game folder companion ok (${names.length} loose textures under baseq2/textures/, glb = export --game-dir)`);
 }
 
 // A Quake 1 map with a .lit (QLIT 1) made here: the glb of the export with that .lit beside the map.

@@ -296,10 +296,11 @@ function dispose(object) {
 }
 
 // Where a family keeps the textures a map does not hold (what to give with it).
+const IN_WADS = 'open it with the .wad files its "wad" key names (or drop its game folder with it)';
 const WHERE_TEXTURES = {
-    quake1: 'open it with the .wad files its "wad" key names (or drop its game folder with it)',
-    bsp2: 'open it with the .wad files its "wad" key names (or drop its game folder with it)',
-    goldsrc: 'open it with the .wad files its "wad" key names (or drop its game folder with it)',
+    quake1: IN_WADS,
+    bsp2: IN_WADS,
+    goldsrc: IN_WADS,
     quake2: 'drop its game folder (baseq2: textures/*.wal and pics/colormap.pcx, or its .pak files) with it',
     quake3: 'drop its game folder (baseq3: the *.pk3 files, or textures/ and scripts/) with it',
     source: 'drop its game folder (the *_dir.vpk with its *_NNN.vpk files, or materials/) with it',
