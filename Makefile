@@ -183,6 +183,8 @@ bench: test-deps viewer
 	  node bench/viewer_bench.mjs --site $(VIEWER_DIR)/site --corpus $(CORPUS) --bspkit $(BUILD_DIR)/release/bspkit
 	@echo "=== bench/serve_bench.sh (bspkit serve over HTTP vs reading the file, curl both)"; \
 	  bench/serve_bench.sh $(BUILD_DIR)/release/bspkit $(CORPUS)
+	@echo "=== bench/companions_bench.mjs (files given with a map: the viewer core vs export --wad; serve start vs find)"; \
+	  node bench/companions_bench.mjs --module $(VIEWER_DIR)/site/wasm/bspkit_viewer.js --bspkit $(BUILD_DIR)/release/bspkit --corpus $(CORPUS)
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS, seeded from the corpus and the samples.
 FUZZ_SECONDS ?= 60
