@@ -162,7 +162,9 @@ private:
 
     void brushes_from_lumps(const EntityTable& t) {
         const auto brushes = map_.brushes();
-        const auto sides = map_.brushsides();
+        // Read here though only brush() uses it: a broken brushsides lump is reported
+        // before the tree's lumps, as it always was.
+        (void)map_.brushsides();
         const auto leafs = map_.leafs();
         const auto leafbrushes = map_.leafbrushes();
         const auto nodes = map_.nodes();
