@@ -735,4 +735,23 @@ TEST(QuakeVisCli, ClusterLeafSummaryAndUsage) {
     auto r = test::run_cli({"vis", broken, "--cluster", "0"});
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.err.find("lump visibility"), std::string::npos) << r.err;
+    // 400000 clusters whose rows are all one row of 0xff: the summary would read
+    // 400000 x 50000 bytes; it refuses at once, naming the lump. One cluster still answers.
+    Quake2Map h;
+    const size_t clusters = 400000, row = (clusters + 7) / 8, header = 4 + 8 * clusters;
+    h.visibility.assign(header + row, 0xff);
+    store<int32_t>(h.visibility.data(), int32_t(clusters));
+    for (size_t c = 0; c < clusters; ++c) {
+        store<int32_t>(h.visibility.data() + 4 + 8 * c, int32_t(header));
+        store<int32_t>(h.visibility.data() + 8 + 8 * c, int32_t(header));
+    }
+    const Bytes hostile = h.build();
+    const std::string huge = dir + "/huge.bsp";
+    std::ofstream(huge, std::ios::binary).write(reinterpret_cast<const char*>(hostile.data()), std::streamsize(hostile.size()));
+    auto refused = test::run_cli({"vis", huge});
+    EXPECT_EQ(refused.exit_code, 1);
+    EXPECT_NE(refused.err.find("lump visibility: 400000 clusters of 50000-byte rows"), std::string::npos) << refused.err;
+    auto seven = test::run_cli({"vis", huge, "--cluster", "7"});
+    EXPECT_EQ(seven.exit_code, 0) << seven.err;
+    EXPECT_NE(seven.out.find("visible: 400000 of 400000 clusters"), std::string::npos) << seven.out;
 }
