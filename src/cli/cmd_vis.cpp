@@ -111,19 +111,14 @@ int run_one(const Bsp& bsp, const Visibility& vis, std::optional<size_t> cluster
     return kExitOk;
 }
 
-/// Row bytes the summary may decompress: a map at Quake 2's and Source's
-/// 65536-cluster limit reads 2^29, a BSP2 map would need some 370,000 leaves to
-/// reach this; a file naming millions of clusters (a few MB of offsets that all
-/// point at one row) would otherwise keep the summary busy for hours.
-constexpr uint64_t kSummaryRowBytes = uint64_t(1) << 34;
-
 int run_summary(const Bsp& bsp, const Visibility& vis, bool json) {
     const size_t n = vis.clusters();
-    if (uint64_t(n) * vis.row_bytes() > kSummaryRowBytes)
+    // Every row is read: a file naming millions of clusters is refused at once.
+    if (uint64_t(n) * vis.row_bytes() > kMaxRowBytesRead)
         throw Error({bsp.file_name(), vis.lump_name(), -1},
                     fmt::format("{} clusters of {}-byte rows are {} bytes to read, more than the summary reads ({}); "
                                 "--cluster N still answers for one cluster",
-                                n, vis.row_bytes(), uint64_t(n) * vis.row_bytes(), kSummaryRowBytes));
+                                n, vis.row_bytes(), uint64_t(n) * vis.row_bytes(), kMaxRowBytesRead));
     Bytes row(vis.row_bytes());
     double sum = 0;
     size_t largest = 0, largest_cluster = 0, self_missing = 0;

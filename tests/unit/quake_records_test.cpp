@@ -343,6 +343,40 @@ TEST(QuakeRecords, Quake2DecodesAndChecksClean) {
     EXPECT_EQ(vis.cluster_of_leaf(1), 0u);
 }
 
+TEST(QuakeVisCli, ComputedPasOfManyOverlappingRowsIsRefused) {
+    // 400000 leaves whose PVS rows start one byte apart in one run of 0xff: each a
+    // different 50000-byte row, so the PAS of any cluster (computed: Quake 1 stores
+    // none) would read 20 GB. It is refused, naming the lump; the PVS still answers.
+    const size_t n = 400000;
+    const Bytes file = build_q1<quake1::Bsp29Types>(kQ1Cases[0], [](Quake1Map<quake1::Bsp29Types>& m) {
+        const auto room = m.leafs[1];
+        m.leafs.resize(n + 1, room);
+        for (size_t i = 1; i <= n; ++i) m.leafs[i].visofs = int32_t(i - 1);
+        m.models[0].visleafs = int32_t(n);
+        m.visibility.assign(n + (n + 7) / 8, 0xff);
+    });
+    const Bsp bsp = Bsp::parse(file, "overlap.bsp");
+    const Visibility vis = Visibility::of(bsp);
+    ASSERT_EQ(vis.clusters(), n);
+    EXPECT_EQ(vis.pvs(3).front(), 0xff);
+    try {
+        (void)vis.pas(3);
+        ADD_FAILURE() << "pas() read 400000 rows";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().lump, "visibility");
+        EXPECT_NE(std::string(e.what()).find("would read 400000 different rows of 50000 bytes"), std::string::npos)
+            << e.what();
+    }
+    const std::string path = test::temp_dir("qvis_overlap") + "/overlap.bsp";
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(file.data()), std::streamsize(file.size()));
+    const auto r = test::run_cli({"vis", path, "--cluster", "3"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find("lump visibility"), std::string::npos) << r.err;
+    const auto summary = test::run_cli({"vis", path});
+    EXPECT_EQ(summary.exit_code, 1);
+    EXPECT_NE(summary.err.find("400000 clusters of 50000-byte rows"), std::string::npos) << summary.err;
+}
+
 TEST(QuakeRecords, Quake2BrokenReferencesNameLumpRecordAndField) {
     using M = Quake2Map;
     auto run = [](std::function<void(M&)> edit) {

@@ -252,14 +252,22 @@ Bytes Visibility::pas(size_t cluster) const {
     // bytes: 32768 x 4 KiB per call on a fuzzed map.)
     std::vector<int64_t> offsets;
     offsets.reserve(std::min<size_t>(clusters_, 4096));
-    bool all_visible_added = false;  // a row with no offset: everything visible
+    bool any_everything = false, all_visible_added = false;  // rows with no offset: everything visible
     std::vector<size_t> todo;
     for (size_t v = 0; v < clusters_; ++v) {
         if (v == cluster || !(seen[v >> 3] & (1u << (v & 7)))) continue;
         todo.push_back(v);
         if (const auto ofs = row_offset(v, false)) offsets.push_back(*ofs);
+        else any_everything = true;
     }
     std::sort(offsets.begin(), offsets.end());
+    offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+    const uint64_t rows = offsets.size() + (any_everything ? 1 : 0);
+    if (rows * row_bytes() > kMaxRowBytesRead)
+        throw Error({file_, lump_name_, lump_file_offset_},
+                    "the PAS of cluster " + std::to_string(cluster) + " would read " + std::to_string(rows) +
+                        " different rows of " + std::to_string(row_bytes()) + " bytes, more than " +
+                        std::to_string(kMaxRowBytesRead) + " bytes");
     std::vector<bool> added(offsets.size(), false);
     uint8_t* const o = out.data();
     const uint8_t* const r = other.data();
