@@ -13,11 +13,24 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 namespace bspkit::serve {
 namespace fs = std::filesystem;
 
 namespace {
+
+/// The catalogue entry serving `file` at `url_path`; none when that path is
+/// empty or leaves the root, or the file's size cannot be read.
+std::optional<MapEntry> entry_for(const fs::path& file, std::string url_path) {
+    std::error_code ec;
+    MapEntry entry;
+    entry.file = file;
+    entry.url_path = std::move(url_path);
+    entry.size = fs::file_size(file, ec);
+    if (ec || entry.url_path.empty() || entry.url_path.starts_with("..")) return std::nullopt;
+    return entry;
+}
 
 /// *.wad and *.lit files under `root`, as catalogue entries sorted by path.
 std::vector<MapEntry> companion_files(const fs::path& root) {
@@ -28,12 +41,8 @@ std::vector<MapEntry> companion_files(const fs::path& root) {
         std::error_code fec;
         const std::string ext = ascii_lower(it->path().extension().string());
         if ((ext != ".wad" && ext != ".lit") || !it->is_regular_file(fec)) continue;
-        MapEntry entry;
-        entry.file = it->path();
-        entry.url_path = it->path().lexically_relative(root).generic_string();
-        entry.size = fs::file_size(it->path(), fec);
-        if (fec || entry.url_path.empty() || entry.url_path.starts_with("..")) continue;
-        out.push_back(std::move(entry));
+        if (auto entry = entry_for(it->path(), it->path().lexically_relative(root).generic_string()))
+            out.push_back(std::move(*entry));
     }
     std::sort(out.begin(), out.end(), [](const MapEntry& a, const MapEntry& b) { return a.url_path < b.url_path; });
     return out;
@@ -128,15 +137,10 @@ MapCatalog MapCatalog::of(const fs::path& root) {
     catalog.single_file = !fs::is_directory(root, ec);
     if (catalog.single_file && !fs::is_regular_file(root, ec))
         throw Error({root.string(), "", -1}, "no such map file or directory");
-    for (const fs::path& file : survey::find_maps({root})) {
-        MapEntry entry;
-        entry.file = file;
-        entry.url_path = catalog.single_file ? file.filename().generic_string()
-                                             : file.lexically_relative(root).generic_string();
-        entry.size = fs::file_size(file, ec);
-        if (ec || entry.url_path.empty() || entry.url_path.starts_with("..")) continue;
-        catalog.maps.push_back(std::move(entry));
-    }
+    for (const fs::path& file : survey::find_maps({root}))
+        if (auto entry = entry_for(file, catalog.single_file ? file.filename().generic_string()
+                                                              : file.lexically_relative(root).generic_string()))
+            catalog.maps.push_back(std::move(*entry));
     // One file named is all that is served: its folder's other files are not.
     if (!catalog.single_file) {
         catalog.companions = companion_files(root);
