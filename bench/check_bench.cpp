@@ -1,7 +1,8 @@
 // Typed decode of every lump + `check`, over the largest corpus map of each
 // family, as a ratio to plain reading (read_file) of the same file measured
 // in the same run; and PVS decompression of every cluster in bytes/second,
-// as a ratio to copying the same number of bytes (memcpy), also in the run.
+// and the PAS of every cluster, as ratios to copying the same number of
+// bytes (memcpy), also in the run.
 #include "bench_support.hpp"
 
 #include <bspkit/bsp.hpp>
@@ -125,6 +126,24 @@ void pvs_all_clusters(benchmark::State& state, const std::string& relpath) {
     state.counters["ratio_to_memcpy"] = per_iteration / floor;
 }
 
+/// The PAS of every cluster: stored rows (Quake 2, Source) or the union of
+/// the visible clusters' PVS rows, computed (the other families); as a ratio
+/// to copying clusters x row bytes (memcpy) once, measured in the same run.
+void pas_all_clusters(benchmark::State& state, const std::string& relpath) {
+    const auto path = bench::corpus(relpath);
+    const Bsp bsp = Bsp::open(path);
+    const Visibility vis = Visibility::of(bsp);
+    const size_t per_pass = vis.clusters() * vis.row_bytes();
+    const double floor = memcpy_seconds(per_pass);
+    const auto start = std::chrono::steady_clock::now();
+    for (auto _ : state)
+        for (size_t c = 0; c < vis.clusters(); ++c) benchmark::DoNotOptimize(vis.pas(c));
+    state.counters["clusters"] = double(vis.clusters());
+    state.counters["computed"] = vis.pas_stored() ? 0.0 : 1.0;
+    const double per_iteration = bench::seconds_since(start) / double(std::max<int64_t>(1, int64_t(state.iterations())));
+    state.counters["ratio_to_memcpy"] = per_iteration / floor;
+}
+
 /// BSPX alone: open + the directory + BRUSHLIST records + the per-face
 /// lighting lumps (DECOUPLED_LM, RGBLIGHTING), the work `check` and the
 /// builders add for a BSPX map.
@@ -158,7 +177,8 @@ BENCHMARK_CAPTURE(bspx_decode, bsp2_bspx, "q1_bsp2/bevytb_example_q1_lit.bsp")
 
 #define FAMILY(name, path)                                                                          \
     BENCHMARK_CAPTURE(decode_and_check, name, path)->UseRealTime()->Unit(benchmark::kMillisecond); \
-    BENCHMARK_CAPTURE(pvs_all_clusters, name, path)->UseRealTime()->Unit(benchmark::kMicrosecond)
+    BENCHMARK_CAPTURE(pvs_all_clusters, name, path)->UseRealTime()->Unit(benchmark::kMicrosecond); \
+    BENCHMARK_CAPTURE(pas_all_clusters, name, path)->UseRealTime()->Unit(benchmark::kMicrosecond)
 
 FAMILY(quake1, "q1_v29/pd_change_dest.bsp");
 FAMILY(bsp2, "q1_bsp2/rmq_mp_lobby.bsp");
