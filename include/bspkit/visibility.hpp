@@ -125,6 +125,14 @@ private:
     std::vector<int64_t> pvs_offset_;         ///< per cluster, -1 = everything visible
     std::vector<int64_t> pas_offset_;         ///< Quake 2 / Source
     std::vector<int32_t> leaf_cluster_;       ///< per leaf, -1 = none
+    /// Every cluster's PVS row is its own, at offsets increasing with the
+    /// cluster (as most compilers write them): pas() then has no repeats to skip.
+    bool pvs_rows_distinct_ = false;
+    /// Otherwise, for a PAS computed from the PVS: per cluster, the first
+    /// cluster whose PVS row is the same (the same offset, or both "everything
+    /// visible"), so pas() reads each row once (ericw-tools' vis shares rows:
+    /// pd_change_dest's 703 clusters have 54).
+    std::vector<uint32_t> pvs_row_first_;
 
     friend struct VisibilityBuilder;
     void throw_row(size_t cluster, bool pas, RowStatus status) const;

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
@@ -341,6 +342,32 @@ TEST(QuakeRecords, Quake2DecodesAndChecksClean) {
     EXPECT_EQ(vis.pas(0), Bytes{1});
     EXPECT_FALSE(vis.cluster_of_leaf(0));
     EXPECT_EQ(vis.cluster_of_leaf(1), 0u);
+}
+
+TEST(QuakeRecords, ComputedPasIsTheUnionOfTheVisibleRowsWhenRowsAreShared) {
+    // Eight clusters; clusters 1 and 2 share a row, as 3 and 5 do (ericw-tools' vis
+    // writes identical rows once), and cluster 7 sees everything (visofs -1).
+    const std::array<uint8_t, 5> rows = {0x03, 0x06, 0x0c, 0x18, 0x30};  // {0,1} {1,2} {2,3} {3,4} {4,5}
+    const std::array<int32_t, 8> row_of = {0, 1, 1, 2, 3, 2, 4, -1};
+    const Bytes file = build_q1<quake1::Bsp29Types>(kQ1Cases[0], [&](Quake1Map<quake1::Bsp29Types>& m) {
+        const auto room = m.leafs[1];
+        m.leafs.resize(9, room);
+        for (size_t c = 0; c < 8; ++c) m.leafs[c + 1].visofs = row_of[c];
+        m.models[0].visleafs = 8;
+        m.visibility.assign(rows.begin(), rows.end());
+    });
+    const Bsp bsp = Bsp::parse(file, "shared.bsp");
+    const Visibility vis = Visibility::of(bsp);
+    ASSERT_EQ(vis.clusters(), 8u);
+    for (size_t c = 0; c < 8; ++c) {
+        Bytes expected = vis.pvs(c);
+        for (size_t v = 0; v < 8; ++v)
+            if (v != c && (vis.pvs(c)[0] >> v & 1)) expected[0] |= vis.pvs(v)[0];
+        EXPECT_EQ(vis.pas(c), expected) << "cluster " << c;
+    }
+    EXPECT_EQ(vis.pas(0), Bytes{0x07});  // {0,1} + cluster 1's {1,2}
+    EXPECT_EQ(vis.pas(6), Bytes{0x3c});  // {4,5} + cluster 4's {3,4} + cluster 5's {2,3}
+    EXPECT_EQ(vis.pas(7), Bytes{0xff});  // sees everything
 }
 
 TEST(QuakeVisCli, ComputedPasOfManyOverlappingRowsIsRefused) {

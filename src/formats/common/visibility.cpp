@@ -160,7 +160,26 @@ Visibility Visibility::of(const Bsp& bsp) {
         case Format::nightfire: nightfire::read_visibility(bsp, b); break;
         case Format::source: read_source_visibility(bsp, b); break;
     }
-    return std::move(b.vis);
+    Visibility vis = std::move(b.vis);
+    // pvs_rows_distinct_: every cluster has a row of its own, at increasing offsets.
+    vis.pvs_rows_distinct_ = vis.encoding_ != Encoding::none;
+    std::optional<int64_t> last;
+    for (size_t c = 0; c < vis.clusters_ && vis.pvs_rows_distinct_; ++c) {
+        const auto ofs = vis.row_offset(c, false);
+        vis.pvs_rows_distinct_ = ofs && (!last || *ofs > *last);
+        last = ofs;
+    }
+    // Else pvs_row_first_, where pas() computes the PAS: clusters by row, in order.
+    if (!vis.pvs_rows_distinct_ && !vis.pas_stored() && vis.encoding_ != Encoding::none) {
+        std::vector<std::pair<std::optional<int64_t>, uint32_t>> by_row(vis.clusters_);
+        for (size_t c = 0; c < vis.clusters_; ++c) by_row[c] = {vis.row_offset(c, false), uint32_t(c)};
+        std::sort(by_row.begin(), by_row.end());
+        vis.pvs_row_first_.resize(vis.clusters_);
+        for (size_t i = 0; i < by_row.size(); ++i)
+            vis.pvs_row_first_[by_row[i].second] =
+                i > 0 && by_row[i].first == by_row[i - 1].first ? vis.pvs_row_first_[by_row[i - 1].second] : by_row[i].second;
+    }
+    return vis;
 }
 
 std::optional<int64_t> Visibility::row_offset(size_t cluster, bool pas) const {
@@ -245,55 +264,51 @@ Bytes Visibility::pas(size_t cluster) const {
     Bytes out = seen;
     // No visibility data: every row is everything, and so is their union.
     if (encoding_ == Encoding::none) return out;
+    const auto visible = [&](size_t v) { return v != cluster && (seen[v >> 3] & (1u << (v & 7))); };
+    const auto within_budget = [&](uint64_t rows) {
+        if (rows * row_bytes() > kMaxRowBytesRead)
+            throw Error({file_, lump_name_, lump_file_offset_},
+                        "the PAS of cluster " + std::to_string(cluster) + " would read " + std::to_string(rows) +
+                            " different rows of " + std::to_string(row_bytes()) + " bytes, more than " +
+                            std::to_string(kMaxRowBytesRead) + " bytes");
+    };
     Bytes other(row_bytes());
-    // A row is read and added once, however many clusters name its offset: the
-    // same offset gives the same bytes and status, and adding a row twice changes
-    // nothing. (A table pointing every cluster at one row cost clusters x row
-    // bytes: 32768 x 4 KiB per call on a fuzzed map.)
-    std::vector<int64_t> offsets;
-    offsets.reserve(std::min<size_t>(clusters_, 4096));
-    bool any_everything = false, all_visible_added = false;  // rows with no offset: everything visible
-    std::vector<size_t> todo;
-    for (size_t v = 0; v < clusters_; ++v) {
-        if (v == cluster || !(seen[v >> 3] & (1u << (v & 7)))) continue;
-        todo.push_back(v);
-        if (const auto ofs = row_offset(v, false)) offsets.push_back(*ofs);
-        else any_everything = true;
-    }
-    std::sort(offsets.begin(), offsets.end());
-    offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
-    const uint64_t rows = offsets.size() + (any_everything ? 1 : 0);
-    if (rows * row_bytes() > kMaxRowBytesRead)
-        throw Error({file_, lump_name_, lump_file_offset_},
-                    "the PAS of cluster " + std::to_string(cluster) + " would read " + std::to_string(rows) +
-                        " different rows of " + std::to_string(row_bytes()) + " bytes, more than " +
-                        std::to_string(kMaxRowBytesRead) + " bytes");
-    std::vector<bool> added(offsets.size(), false);
+    // The rows through plain pointers and a size of their own: a byte stored
+    // through a captured vector could be its size, read again at every byte.
     uint8_t* const o = out.data();
     const uint8_t* const r = other.data();
     const size_t n = out.size();
-    for (const size_t v : todo) {
-        const auto ofs = row_offset(v, false);
-        if (ofs) {
-            const size_t at = size_t(std::lower_bound(offsets.begin(), offsets.end(), *ofs) - offsets.begin());
-            if (added[at]) continue;
-            added[at] = true;
-        } else {
-            if (all_visible_added) continue;
-            all_visible_added = true;
-        }
+    const auto add = [&](size_t v) {
         const RowStatus s = read_row(v, false, other);
         if (s == RowStatus::outside || s == RowStatus::truncated) throw_row(v, false, s);
-        size_t k = 0;
-        for (; k + 8 <= n; k += 8) {  // eight bytes at a time (the same bits as byte by byte)
-            uint64_t a, b;
-            std::memcpy(&a, o + k, 8);
-            std::memcpy(&b, r + k, 8);
-            a |= b;
-            std::memcpy(o + k, &a, 8);
-        }
-        for (; k < n; ++k) o[k] |= r[k];
+        for (size_t k = 0; k < n; ++k) o[k] |= r[k];
+    };
+    if (pvs_rows_distinct_) {  // compiled maps: no row repeats, each is read
+        uint64_t rows = 0;  // the visible clusters but this one
+        for (const uint8_t b : seen) rows += uint64_t(__builtin_popcount(b));
+        within_budget(rows - ((seen[cluster >> 3] >> (cluster & 7)) & 1u));
+        for (size_t v = 0; v < clusters_; ++v)
+            if (visible(v)) add(v);
+        return out;
     }
+    // A row is read and added once, by the first visible cluster naming it, however
+    // many others do: the same row gives the same bytes and status, and adding it
+    // twice changes nothing. (A table pointing every cluster at one row cost
+    // clusters x row bytes: 32768 x 4 KiB per call on a fuzzed map.)
+    // seen_row[f]: 1 once a visible cluster uses the row of pvs_row_first_ f, 2 once added.
+    std::vector<uint8_t> seen_row(clusters_, 0);
+    uint64_t rows = 0;
+    for (size_t v = 0; v < clusters_; ++v)
+        if (visible(v) && !seen_row[pvs_row_first_[v]]) {
+            seen_row[pvs_row_first_[v]] = 1;
+            ++rows;
+        }
+    within_budget(rows);
+    for (size_t v = 0; v < clusters_; ++v)
+        if (visible(v) && seen_row[pvs_row_first_[v]] == 1) {
+            seen_row[pvs_row_first_[v]] = 2;
+            add(v);
+        }
     return out;
 }
 
