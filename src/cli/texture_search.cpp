@@ -27,19 +27,41 @@ nlohmann::json resolve_textures_reporting(model::Map& map, const Bsp& bsp, const
     if (r.lightmap_pages > 0)
         fmt::print(stderr, "{}: {} lightmap pages loaded from outside the map (maps/.../lm_NNNN)\n", bsp.file_name(),
                    r.lightmap_pages);
+    // A map whose textures are all elsewhere (the game's base archive not
+    // given) misses dozens, each searched in a dozen places: unless
+    // --verbose, the first is shown with its places, the next few by name,
+    // and the rest are counted on one line, named. Files that were found
+    // and could not be used are always shown with why.
+    constexpr size_t kLines = 10;
+    size_t lines = 0;
+    std::vector<std::string> held;
     nlohmann::json missing = nlohmann::json::array();
     for (const textures::Missing& m : r.missing) {
-        std::string places;
-        for (const std::string& s : m.searched) places += (places.empty() ? "" : ", ") + s;
-        if (places.empty()) places = "nowhere: give --wad or --game-dir";
-        if (m.problem.empty())
-            fmt::print(stderr, "{}: texture \"{}\" not found; searched {}\n", bsp.file_name(), m.material, places);
-        else
-            fmt::print(stderr, "{}: texture \"{}\" not used: {}; searched {}\n", bsp.file_name(), m.material,
-                       m.problem, places);
         nlohmann::json j = {{"material", m.material}, {"searched", m.searched}};
         if (!m.problem.empty()) j["problem"] = m.problem;
         missing.push_back(std::move(j));
+        const bool plain = m.problem.empty();
+        if (plain && !verbose() && lines >= kLines) {
+            held.push_back(m.material);
+            continue;
+        }
+        std::string places;
+        for (const std::string& s : m.searched) places += (places.empty() ? "" : ", ") + s;
+        if (places.empty()) places = "nowhere: give --wad or --game-dir";
+        if (!plain)
+            fmt::print(stderr, "{}: texture \"{}\" not used: {}; searched {}\n", bsp.file_name(), m.material,
+                       m.problem, places);
+        else if (lines == 0 || verbose())
+            fmt::print(stderr, "{}: texture \"{}\" not found; searched {}\n", bsp.file_name(), m.material, places);
+        else
+            fmt::print(stderr, "{}: texture \"{}\" not found\n", bsp.file_name(), m.material);
+        if (plain) ++lines;
+    }
+    if (!held.empty()) {
+        std::string names;
+        for (const std::string& n : held) names += (names.empty() ? "\"" : ", \"") + n + "\"";
+        fmt::print(stderr, "{}: {} more textures not found: {} (--verbose lists each with the places searched)\n",
+                   bsp.file_name(), held.size(), names);
     }
     return missing;
 }

@@ -22,9 +22,11 @@ struct TextureSearchArgs {
 /// Adds --wad and --game-dir (both repeatable) to `cmd`.
 void add_texture_search_options(CLI::App* cmd, TextureSearchArgs& args);
 
-/// Resolves the map's external textures; prints each material not found once
-/// on stderr with the places searched (and archives that could not be read)
-/// and returns them as JSON: [{material, searched: [...], problem?}].
+/// Resolves the map's external textures; reports the materials not found on
+/// stderr (the first with the places searched, ten by name, the rest counted
+/// and named on one line; each with its places under --verbose), every file
+/// found but not usable with why, and archives that could not be read; returns
+/// them all as JSON: [{material, searched: [...], problem?}].
 nlohmann::json resolve_textures_reporting(model::Map& map, const Bsp& bsp, const TextureSearchArgs& args,
                                           textures::SearchPath path = {});
 

@@ -239,3 +239,54 @@ TEST(TexturesCli, WadOptionWritesAndEmbedsFoundTextures) {
     };
     EXPECT_NE(baked_image("baked_b.glb"), baked_image("baked_a.glb")) << "the found texture is not in the baked image";
 }
+
+// A map whose textures are all elsewhere, searched without them: every miss
+// is in the JSON, but stderr does not get a line of places per texture. The
+// first miss names its places, the next nine are named, the rest are counted
+// and named on one line; --verbose gives each its places.
+TEST(TexturesCli, ManyMissesAreSummarisedUnlessVerbose) {
+    const CorpusFile& file = corpus_file("hl1_v30/hl_undertow.bsp");
+    const fs::path dir = temp_dir("textures_misses");
+    fs::create_directories(dir / "no_wads");
+    auto run = [&](bool verbose) {
+        std::vector<std::string> args = {"textures", file.path.string(), "-o", (dir / "png").string(), "--wad",
+                                         (dir / "no_wads").string(), "--json"};
+        if (verbose) args.push_back("--verbose");
+        return run_cli(args);
+    };
+    auto lines_of = [](const std::string& text) {
+        std::vector<std::string> out;
+        for (size_t start = 0; start < text.size();) {
+            const size_t end = std::min(text.find('\n', start), text.size());
+            out.push_back(text.substr(start, end - start));
+            start = end + 1;
+        }
+        return out;
+    };
+    const RunResult quiet = run(false);
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    const auto missing = nlohmann::json::parse(quiet.out)["missing"];
+    ASSERT_GT(missing.size(), 11u);
+    const auto lines = lines_of(quiet.err);
+    ASSERT_EQ(lines.size(), 11u) << quiet.err;
+    for (size_t i = 0; i < 10; ++i) {
+        const std::string name = missing[i]["material"];
+        EXPECT_NE(lines[i].find("texture \"" + name + "\" not found"), std::string::npos) << lines[i];
+        EXPECT_EQ(lines[i].find("searched") != std::string::npos, i == 0) << lines[i];
+        EXPECT_FALSE(missing[i]["searched"].empty());
+    }
+    EXPECT_NE(lines[10].find(std::to_string(missing.size() - 10) + " more textures not found: "), std::string::npos)
+        << lines[10];
+    for (size_t i = 10; i < missing.size(); ++i)
+        EXPECT_NE(lines[10].find("\"" + missing[i]["material"].get<std::string>() + "\""), std::string::npos);
+
+    const RunResult verbose = run(true);
+    ASSERT_EQ(verbose.exit_code, 0) << verbose.err;
+    EXPECT_EQ(nlohmann::json::parse(verbose.out)["missing"], missing);
+    const auto all = lines_of(verbose.err);
+    ASSERT_EQ(all.size(), missing.size()) << verbose.err;
+    for (size_t i = 0; i < all.size(); ++i)
+        EXPECT_NE(all[i].find("texture \"" + missing[i]["material"].get<std::string>() + "\" not found; searched "),
+                  std::string::npos)
+            << all[i];
+}
