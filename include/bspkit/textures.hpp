@@ -69,6 +69,10 @@ struct Missing {
 struct Resolved {
     size_t found = 0;                      ///< textures added to the map
     size_t lightmap_pages = 0;             ///< Quake 3 external lightmap pages loaded (Map::external_lightmaps)
+    /// Quake 3 materials whose shader script says `surfaceparm nodraw` (caulk,
+    /// clip, hint, trigger ...) and no image of which was found: the engine
+    /// draws nothing for them, so they are not in `missing`.
+    size_t nodraw = 0;
     std::vector<Missing> missing;          ///< one per material name, in material order
     std::vector<Diagnostic> diagnostics;   ///< archives that could not be read, and why
 };
@@ -137,10 +141,13 @@ model::Texture decode_image(ByteSpan data, const std::string& name);
 model::Texture decode_vtf(ByteSpan data, const std::string& name);
 
 /// Quake 3 shader scripts: shader name (lower case) -> image of its first
-/// stage with a map / clampMap other than $lightmap / $whiteimage.
+/// stage with a map / clampMap other than $lightmap / $whiteimage (else its
+/// qer_editorImage), and whether it has `surfaceparm nodraw`. Shaders with
+/// neither an image nor nodraw are left out.
 struct ShaderImage {
     std::string shader;
-    std::string image;
+    std::string image;   ///< empty for a nodraw shader without one
+    bool nodraw = false;
 };
 std::vector<ShaderImage> parse_shaders(std::string_view text);
 

@@ -124,6 +124,7 @@ struct Lookup {
     std::optional<model::Texture> texture;
     std::vector<std::string> searched;
     std::string problem;
+    bool nodraw = false;  ///< a Quake 3 shader the engine does not draw
 };
 
 /// A file's bytes by relative path in one place of the search path.
@@ -366,12 +367,12 @@ private:
 
     // --- Quake 3: shaders, then images ----------------------------------------
 
-    const std::map<std::string, std::string>& shaders() {
+    const std::map<std::string, ShaderImage>& shaders() {
         if (shaders_ready_) return shaders_;
         shaders_ready_ = true;
         auto take = [&](const Bytes& text) {
             for (const ShaderImage& s : parse_shaders(std::string_view(reinterpret_cast<const char*>(text.data()), text.size())))
-                shaders_.try_emplace(s.shader, s.image);
+                shaders_.try_emplace(s.shader, s);
         };
         for (const fs::path& dir : path_.game_dirs) {
             // Loose scripts/*.shader, then those in the archives (newest first).
@@ -406,7 +407,11 @@ private:
     Lookup find_quake3(const std::string& material) {
         Lookup l;
         std::string image = zip::engine_name(material);
-        if (const auto it = shaders().find(image); it != shaders().end()) image = zip::engine_name(it->second);
+        if (const auto it = shaders().find(image); it != shaders().end()) {
+            l.nodraw = it->second.nodraw;
+            if (it->second.image.empty()) return l;  // nodraw, with nothing to show
+            image = zip::engine_name(it->second.image);
+        }
         // The engine drops the extension and tries .tga then .jpg (ioquake3 adds .png).
         const size_t dot = image.rfind('.');
         const size_t slash = image.rfind('/');
@@ -475,7 +480,7 @@ private:
     std::optional<std::array<uint8_t, 768>> palette_;
     std::string palette_problem_;
     bool shaders_ready_ = false;
-    std::map<std::string, std::string> shaders_;
+    std::map<std::string, ShaderImage> shaders_;
 };
 
 /// Distinct external lightmap pages searched for at most.
@@ -617,6 +622,8 @@ Resolved resolve(model::Map& map, const Bsp& bsp, const SearchPath& path) {
                 index = int32_t(map.textures.size());
                 map.textures.push_back(std::move(*found));
                 ++out.found;
+            } else if (l.nodraw && l.problem.empty()) {
+                ++out.nodraw;
             } else {
                 out.missing.push_back({mat.name, std::move(l.searched), std::move(l.problem)});
             }

@@ -63,7 +63,7 @@ std::vector<ShaderImage> parse_shaders(std::string_view text) {
     Tokens tokens(text);
     std::string tok, name, image, editor_image;
     int depth = 0;
-    bool in_stage_with_image = false;
+    bool in_stage_with_image = false, nodraw = false;
     while (tokens.next(tok)) {
         if (tok == "{") {
             ++depth;
@@ -73,7 +73,7 @@ std::vector<ShaderImage> parse_shaders(std::string_view text) {
             if (depth == 2) in_stage_with_image = false;
             if (depth == 1 && !name.empty()) {
                 const std::string& chosen = image.empty() ? editor_image : image;
-                if (!chosen.empty()) out.push_back({name, chosen});
+                if (!chosen.empty() || nodraw) out.push_back({name, chosen, nodraw});
                 name.clear();
             }
             depth = std::max(0, depth - 1);
@@ -83,10 +83,18 @@ std::vector<ShaderImage> parse_shaders(std::string_view text) {
             name = ascii_lower(tok);
             image.clear();
             editor_image.clear();
+            nodraw = false;
             continue;
         }
         const std::string key = ascii_lower(tok);
-        if (depth == 1 && (key == "qer_editorimage") && tokens.next(tok) && tok != "{" && tok != "}") {
+        if (depth == 1 && key == "surfaceparm") {
+            if (!tokens.next(tok)) break;
+            if (tok == "{" || tok == "}") {  // a surfaceparm without its word: the brace still counts
+                depth += tok == "{" ? 1 : -1;
+                continue;
+            }
+            nodraw |= ascii_lower(tok) == "nodraw";
+        } else if (depth == 1 && (key == "qer_editorimage") && tokens.next(tok) && tok != "{" && tok != "}") {
             editor_image = tok;
         } else if (depth == 2 && image.empty() && !in_stage_with_image &&
                    (key == "map" || key == "clampmap" || key == "animmap")) {

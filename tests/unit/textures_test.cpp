@@ -163,7 +163,10 @@ TEST(Textures, Quake3ShadersAndPk3WithStoredAndDeflatedEntries) {
         "// comment\n"
         "textures/base/wall_shader\n{\n  qer_editorimage textures/base/editor.tga\n"
         "  {\n    map $lightmap\n  }\n  {\n    clampMap textures/base/real.tga\n    blendFunc filter\n  }\n}\n"
-        "textures/base/sky\n{\n  skyparms - 512 -\n}\n";
+        "textures/base/sky\n{\n  skyparms - 512 -\n}\n"
+        "textures/common/caulk\n{\n  surfaceparm nodraw\n  surfaceparm nolightmap\n}\n"
+        "textures/common/trigger\n{\n  qer_editorimage textures/common/trigger.tga\n  surfaceparm nodraw\n}\n"
+        "textures/common/seen\n{\n  qer_editorimage textures/base/real.tga\n  surfaceparm nodraw\n}\n";
     write_bytes(fs::path(dir) / "pak0.pk3",
                 make_zip({{"scripts/base.shader", text_bytes(shader), true},
                           {"textures/base/real.tga", tga, false},
@@ -180,6 +183,11 @@ TEST(Textures, Quake3ShadersAndPk3WithStoredAndDeflatedEntries) {
     model::Map map = one_material(Format::quake3, "textures/base/wall_shader");
     map.materials.push_back({"textures/base/plain", 0, 0, 0, -1, {}});
     map.materials.push_back({"textures/base/sky", 0, 0, 0, -1, {}});
+    // nodraw shaders: without an image found they are not missing (the engine
+    // draws nothing); with one (the editor image) it is their texture.
+    map.materials.push_back({"textures/common/caulk", 0, 0, 0, -1, {}});
+    map.materials.push_back({"textures/common/trigger", 0, 0, 0, -1, {}});
+    map.materials.push_back({"textures/common/seen", 0, 0, 0, -1, {}});
     textures::SearchPath path;
     path.game_dirs = {dir};
     const auto r = textures::resolve(map, bsp, path);
@@ -196,6 +204,11 @@ TEST(Textures, Quake3ShadersAndPk3WithStoredAndDeflatedEntries) {
     EXPECT_EQ(r.missing[1].material, "textures/base/sky");
     EXPECT_TRUE(r.missing[1].problem.empty());
     EXPECT_GE(r.missing[1].searched.size(), 3u);
+    EXPECT_EQ(r.nodraw, 2u);  // caulk, trigger
+    EXPECT_EQ(map.materials[3].texture, -1);
+    EXPECT_EQ(map.materials[4].texture, -1);
+    EXPECT_EQ(map.materials[5].texture, 1);
+    EXPECT_EQ(r.found, 2u);
 }
 
 TEST(Textures, ShaderScriptsTakeTheFirstStageImage) {
@@ -203,13 +216,22 @@ TEST(Textures, ShaderScriptsTakeTheFirstStageImage) {
         "a/one { { map $whiteimage } { animMap 5 a/f1.tga a/f2.tga } }\n"
         "A/Two { /* block\n comment */ { clampmap \"a/two.jpg\" } { map a/later.tga } }\n"
         "a/three { qer_editorimage a/ed.tga surfaceparm nodraw }\n"
+        "a/four { surfaceparm nolightmap SurfaceParm NoDraw }\n"
+        "a/fog { fogparms ( 0 0 0 ) 64 surfaceparm fog }\n"
+        "a/five { surfaceparm }\n"
         "a/broken { { map");
-    ASSERT_GE(s.size(), 3u);
+    ASSERT_EQ(s.size(), 4u);
     EXPECT_EQ(s[0].shader, "a/one");
     EXPECT_EQ(s[0].image, "a/f1.tga");
     EXPECT_EQ(s[1].shader, "a/two");
     EXPECT_EQ(s[1].image, "a/two.jpg");
     EXPECT_EQ(s[2].image, "a/ed.tga");
+    EXPECT_FALSE(s[0].nodraw);
+    EXPECT_FALSE(s[1].nodraw);
+    EXPECT_TRUE(s[2].nodraw);
+    EXPECT_EQ(s[3].shader, "a/four");  // no image, but nodraw
+    EXPECT_EQ(s[3].image, "");
+    EXPECT_TRUE(s[3].nodraw);
 }
 
 TEST(Textures, VtfDxtBlocksDecodeToTheirColours) {
