@@ -68,7 +68,7 @@ void add_pak(CLI::App& app, Action& action) {
     list->add_flag("--json", a->json, "Print JSON");
     list->callback([&action, a] {
         action = [a] {
-            const Bsp bsp = open_requiring(a->file, "pakfile");
+            const Bsp bsp = open_requiring(a->file, {"pakfile"});
             const Pakfile p = Pakfile::read(bsp);
             for (const Diagnostic& d : p.diagnostics()) print_diagnostic(a->file, d);
             print_list(p, a->json);
@@ -84,7 +84,7 @@ void add_pak(CLI::App& app, Action& action) {
     extract->footer("Refuses, before writing anything, entries that would land outside DIR.");
     extract->callback([&action, a] {
         action = [a] {
-            const Bsp bsp = open_requiring(a->file, "pakfile");
+            const Bsp bsp = open_requiring(a->file, {"pakfile"});
             const Pakfile p = Pakfile::read(bsp);
             const auto summary = source::extract_to(p, a->out, a->items);
             fmt::print(stderr, "{}: extracted {} files ({} bytes){} to {}\n", a->file, summary.files, summary.bytes,
@@ -113,7 +113,7 @@ void add_pak(CLI::App& app, Action& action) {
                                      (why.empty() ? "a file name must not end with a slash" : why));
                 items.emplace_back(std::move(path), item.substr(eq + 1));
             }
-            Bsp bsp = open_requiring(a->file, "pakfile");
+            Bsp bsp = open_requiring(a->file, {"pakfile"});
             Pakfile p = Pakfile::read(bsp);
             for (const auto& [path, local] : items) {
                 const bool replacing = p.find(path).has_value();
@@ -136,7 +136,7 @@ void add_pak(CLI::App& app, Action& action) {
     remove->add_option("-o,--output", a->out, "Output BSP file")->required();
     remove->callback([&action, a] {
         action = [a] {
-            Bsp bsp = open_requiring(a->file, "pakfile");
+            Bsp bsp = open_requiring(a->file, {"pakfile"});
             Pakfile p = Pakfile::read(bsp);
             size_t removed = 0;
             for (const std::string& pattern : a->items) {

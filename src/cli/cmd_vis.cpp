@@ -180,10 +180,13 @@ void add_vis(CLI::App& app, Action& action) {
                   ->check(CLI::NonNegativeNumber);
     c->excludes(l);
     cmd->add_flag("--json", *json, "Print machine-readable JSON");
+    add_salvage_flag(cmd);
     cmd->footer("Without --cluster or --leaf: a summary (clusters, average and largest visible fraction).");
     cmd->callback([&action, file, json, cluster, leaf] {
         action = [file, json, cluster, leaf] {
-            const Bsp bsp = open_reporting(*file);
+            // The lumps the sets come from, by their names in each format (a
+            // truncated download would otherwise give a summary of 0 clusters).
+            const Bsp bsp = open_requiring(*file, {"visibility", "visdata", "leafs", "leaves", "models"});
             const Visibility vis = Visibility::of(bsp);
             if (*cluster < 0 && *leaf < 0) return run_summary(bsp, vis, *json);
             return run_one(bsp, vis, *cluster >= 0 ? std::optional<size_t>(size_t(*cluster)) : std::nullopt,

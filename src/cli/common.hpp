@@ -7,6 +7,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,8 +36,9 @@ Bsp open_reporting(const std::string& path);
 /// with the bytes present). The entity lump is exempt: its text is parsed,
 /// and damage there is a syntax error.
 Bsp open_for_geometry(const std::string& path);
-/// The same rule for one lump only (`lump`, when the map has it), for verbs that read just that lump.
-Bsp open_requiring(const std::string& path, std::string_view lump);
+/// The same rule for the lumps named (those the map's format has), for verbs
+/// that read just those.
+Bsp open_requiring(const std::string& path, std::initializer_list<std::string_view> lumps);
 /// Adds `--salvage` to such a verb.
 void add_salvage_flag(CLI::App* cmd);
 

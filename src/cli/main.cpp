@@ -34,9 +34,10 @@ Bsp open_for_geometry(const std::string& path) {
     return bsp;
 }
 
-Bsp open_requiring(const std::string& path, std::string_view lump) {
+Bsp open_requiring(const std::string& path, std::initializer_list<std::string_view> lumps) {
     Bsp bsp = Bsp::open(path);
-    if (const auto index = bsp.find_lump(lump); index && !g_salvage) require_complete_lump(bsp, *index);
+    for (const std::string_view lump : lumps)
+        if (const auto index = bsp.find_lump(lump); index && !g_salvage) require_complete_lump(bsp, *index);
     print_diagnostics(path, bsp.diagnostics());
     return bsp;
 }

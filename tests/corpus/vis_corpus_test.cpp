@@ -2,6 +2,7 @@
 // included): every PVS (and stored PAS) row decompresses inside its lump,
 // every cluster sees itself, stored PAS contains the PVS, leaves name
 // clusters that exist, Quake 3 rows have q3map2's 64-bit padded size.
+#include <bspkit/file_io.hpp>
 #include <bspkit/formats/quake1.hpp>
 #include <bspkit/formats/quake3.hpp>
 #include <bspkit/visibility.hpp>
@@ -12,8 +13,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <optional>
+
 using namespace bspkit;
 using namespace bspkit::test;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -138,6 +143,48 @@ TEST_P(VisCorpus, CliSummaryMatchesTheLibrary) {
         for (size_t i = 0; i < vis.clusters(); ++i) count += bit(row, i);
         EXPECT_EQ(o["visible"].size(), count);
     }
+}
+
+// A map cut off in its leaf lump (a truncated download) is not a map of
+// fewer clusters: `vis` stops with the lump and its offset, as the verbs that
+// build geometry do, unless --salvage.
+TEST_P(VisCorpus, CliRefusesATruncatedLeafLumpUnlessSalvage) {
+    const CorpusFile& file = corpus_file(GetParam());
+    const Bytes bytes = read_corpus(file);
+    const Bsp bsp = Bsp::parse(bytes, file.relpath);
+    std::optional<size_t> leafs = bsp.find_lump("leafs");
+    if (!leafs) leafs = bsp.find_lump("leaves");
+    ASSERT_TRUE(leafs) << "no leaf lump";
+    const LumpEntry e = bsp.entry(*leafs);
+    ASSERT_GT(e.length, 1);
+    if (uint64_t(e.offset) + uint64_t(e.length) > bytes.size()) GTEST_SKIP() << "the leaf lump is already cut short";
+    const fs::path cut = fs::path(temp_dir("vis_truncated")) / "cut.bsp";
+    const uint64_t kept = uint64_t(e.offset + e.length / 2);
+    write_file_atomic(cut, ByteSpan(bytes).first(kept));
+    // The refusal names the first lump vis reads that the cut reaches (the
+    // leaf lump, or one the file holds after it), in the order vis asks for them.
+    std::string where;
+    for (const char* name : {"visibility", "visdata", "leafs", "leaves", "models"}) {
+        const auto index = bsp.find_lump(name);
+        if (!index || bsp.entry(*index).length == 0) continue;
+        if (uint64_t(bsp.entry(*index).offset) + uint64_t(bsp.entry(*index).length) <= kept) continue;
+        where = "lump " + std::string(name) + " at offset " + std::to_string(bsp.entry(*index).offset) + ": truncated";
+        break;
+    }
+    ASSERT_FALSE(where.empty());
+    for (const char* extra : {"", "--cluster"}) {
+        std::vector<std::string> args = {"vis", cut.string()};
+        if (*extra) args.insert(args.end(), {extra, "0"});
+        const auto r = run_cli(args);
+        EXPECT_EQ(r.exit_code, 1) << r.out;
+        EXPECT_NE(r.err.find(where), std::string::npos) << r.err;
+    }
+    const auto salvaged = run_cli({"vis", cut.string(), "--salvage"});
+    EXPECT_TRUE(salvaged.exit_code == 0 || salvaged.exit_code == 1) << salvaged.exit_code << salvaged.err;
+    EXPECT_EQ(salvaged.err.find(where), std::string::npos) << salvaged.err;  // a warning, not the refusal
+    EXPECT_NE(salvaged.err.find("lump " + std::string(bsp.lump_name(*leafs)) + " at offset " + std::to_string(e.offset)),
+              std::string::npos)
+        << salvaged.err;  // its warning
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, VisCorpus, ::testing::ValuesIn(readable_paths()),
