@@ -71,9 +71,10 @@ void add_leaf(CLI::App& app, Action& action) {
     cmd->add_option("FILE", *file, "BSP file")->required();
     cmd->add_option("X Y Z", *xyz, "The point")->expected(3)->required()->allow_extra_args(false);
     cmd->add_flag("--json", *json, "Print machine-readable JSON");
+    add_salvage_flag(cmd);
     cmd->callback([&action, file, xyz, json] {
         action = [file, xyz, json] {
-            const Bsp bsp = open_reporting(*file);
+            const Bsp bsp = open_for_geometry(*file);
             const auto world = query::World::prepare(bsp);
             const Vec3 p{(*xyz)[0], (*xyz)[1], (*xyz)[2]};
             const auto leaf = world.leaf_at(p);
@@ -129,12 +130,13 @@ void add_trace(CLI::App& app, Action& action) {
     cmd->add_flag("--models", o->models, "Also hit brush models (doors, platforms) at their entities' origins");
     cmd->add_flag("--json", o->json, "Print machine-readable JSON");
     cmd->add_option("--threads", o->threads, "Threads for --rays (0 = every core)")->check(CLI::NonNegativeNumber);
+    add_salvage_flag(cmd);
     cmd->footer("Without --hull or --box the trace is a line. Quake 1 / GoldSrc boxes pick a clip hull as the "
                 "engine does.");
     cmd->callback([&action, o] {
         action = [o] {
             if (o->rays.empty() && o->from.empty()) throw UsageError("trace needs --from and --to, or --rays");
-            const Bsp bsp = open_reporting(o->file);
+            const Bsp bsp = open_for_geometry(o->file);
             const auto world = query::World::prepare(bsp);
             query::TraceOptions opt;
             opt.hull = o->hull;

@@ -9,6 +9,7 @@
 //   - player boxes dropped onto displacements and patches land on them.
 #include <bspkit/bspx.hpp>
 #include <bspkit/entities.hpp>
+#include <bspkit/file_io.hpp>
 #include <bspkit/model.hpp>
 #include <bspkit/query.hpp>
 
@@ -587,4 +588,43 @@ TEST(QueryCli, RaysWithAHullTheMapLacksFailOnce) {
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_EQ(r.out, "");
     EXPECT_NE(r.err.find("hull 3 is not available"), std::string::npos) << r.err;
+}
+
+// A map cut off by the end of the file (a truncated download) is refused by
+// `leaf` and `trace` with the lump and its offset, as by the geometry verbs:
+// a cut brush or face lump would otherwise drop walls and patches from the
+// traces, or end in an error about a model's faces. --salvage goes on.
+TEST(QueryCli, TruncatedMapIsRefusedUnlessSalvage) {
+    for (const char* rel : {"q1_v29/pd_change_dest.bsp", "q2_v38/librequake_lq_e0m2_quake2.bsp", "q3_v46/oa_ctf2.bsp",
+                            "src_v21/l4d2_escapefromterrortown01.bsp"}) {
+        SCOPED_TRACE(rel);
+        const CorpusFile& f = corpus_file(rel);
+        const Bytes bytes = read_corpus(f);
+        const Bsp bsp = Bsp::parse(bytes, f.relpath);
+        // The lump that ends last in the file, the entity lump aside (it is exempt).
+        size_t last = SIZE_MAX;
+        for (size_t i = 0; i < bsp.lump_count(); ++i) {
+            const LumpEntry e = bsp.entry(i);
+            if (e.length < 2 || bsp.lump_name(i) == std::string_view("entities")) continue;
+            if (last == SIZE_MAX || e.offset + e.length > bsp.entry(last).offset + bsp.entry(last).length) last = i;
+        }
+        ASSERT_NE(last, SIZE_MAX);
+        const LumpEntry e = bsp.entry(last);
+        const std::string dir = temp_dir("query_truncated"), cut = dir + "/cut.bsp";
+        write_file_atomic(cut, ByteSpan(bytes).first(size_t(e.offset + e.length / 2)));
+        const std::string where =
+            "lump " + std::string(bsp.lump_name(last)) + " at offset " + std::to_string(e.offset);
+        for (const std::vector<std::string>& args :
+             {std::vector<std::string>{"leaf", cut, "0", "0", "0"}, {"trace", cut, "--from", "0,0,0", "--to", "0,0,-64"}}) {
+            const auto r = run_cli(args);
+            EXPECT_EQ(r.exit_code, 1) << args[0] << ": " << r.out;
+            EXPECT_NE(r.err.find(where + ": truncated"), std::string::npos) << args[0] << ": " << r.err;
+            std::vector<std::string> salvage = args;
+            salvage.push_back("--salvage");
+            const auto s = run_cli(salvage);
+            EXPECT_TRUE(s.exit_code == 0 || s.exit_code == 1) << args[0] << ": " << s.exit_code << s.err;
+            EXPECT_EQ(s.err.find(where + ": truncated"), std::string::npos) << args[0] << ": " << s.err;
+            EXPECT_NE(s.err.find(where + ": warning: runs"), std::string::npos) << args[0] << ": " << s.err;
+        }
+    }
 }
