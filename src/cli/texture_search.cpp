@@ -2,6 +2,8 @@
 
 #include "common.hpp"
 
+#include <bspkit/zip.hpp>
+
 #include <fmt/core.h>
 
 namespace bspkit::cli {
@@ -36,25 +38,27 @@ nlohmann::json resolve_textures_reporting(model::Map& map, const Bsp& bsp, const
     size_t lines = 0;
     std::vector<std::string> held;
     nlohmann::json missing = nlohmann::json::array();
+    // Material names come from the map: control bytes are shown as \xNN, not sent to the terminal.
     for (const textures::Missing& m : r.missing) {
         nlohmann::json j = {{"material", m.material}, {"searched", m.searched}};
         if (!m.problem.empty()) j["problem"] = m.problem;
         missing.push_back(std::move(j));
         const bool plain = m.problem.empty();
         if (plain && !verbose() && lines >= kLines) {
-            held.push_back(m.material);
+            held.push_back(zip::printable(m.material));
             continue;
         }
         std::string places;
-        for (const std::string& s : m.searched) places += (places.empty() ? "" : ", ") + s;
+        for (const std::string& s : m.searched) places += (places.empty() ? "" : ", ") + zip::printable(s);
         if (places.empty()) places = "nowhere: give --wad or --game-dir";
         if (!plain)
-            fmt::print(stderr, "{}: texture \"{}\" not used: {}; searched {}\n", bsp.file_name(), m.material,
-                       m.problem, places);
+            fmt::print(stderr, "{}: texture \"{}\" not used: {}; searched {}\n", bsp.file_name(),
+                       zip::printable(m.material), zip::printable(m.problem), places);
         else if (lines == 0 || verbose())
-            fmt::print(stderr, "{}: texture \"{}\" not found; searched {}\n", bsp.file_name(), m.material, places);
+            fmt::print(stderr, "{}: texture \"{}\" not found; searched {}\n", bsp.file_name(),
+                       zip::printable(m.material), places);
         else
-            fmt::print(stderr, "{}: texture \"{}\" not found\n", bsp.file_name(), m.material);
+            fmt::print(stderr, "{}: texture \"{}\" not found\n", bsp.file_name(), zip::printable(m.material));
         if (plain) ++lines;
     }
     if (!held.empty()) {
