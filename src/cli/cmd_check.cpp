@@ -46,7 +46,7 @@ void add_check(CLI::App& app, Action& action) {
             const Bsp bsp = Bsp::open(*file);
             const CheckReport report = check(bsp);
             if (*json)
-                fmt::print("{}\n", check_json(bsp, report).dump(2));
+                fmt::print("{}\n", json_text(check_json(bsp, report)));
             else
                 print_text(*file, bsp, report);
             return report.ok() ? kExitOk : kExitBadInput;

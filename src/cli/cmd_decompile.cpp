@@ -63,7 +63,7 @@ void add_decompile(CLI::App& app, Action& action) {
                                     {"dropped_sides", s.dropped_sides},
                                     {"notes", r.notes}};
                 std::FILE* out = a->out == "-" ? stderr : stdout;
-                fmt::print(out, "{}\n", j.dump(2));
+                fmt::print(out, "{}\n", json_text(j));
             } else {
                 fmt::print(stderr,
                            "{}: wrote {} ({}): {} entities, {} brushes, {} sides, {} displacements, {} patches, {} props\n",

@@ -147,7 +147,7 @@ void add_entities(CLI::App& app, Action& action) {
             if (a->json) {
                 auto j = nlohmann::json::array();
                 for (size_t i : selected) j.push_back(entity_json(lump.entities[i], i));
-                fmt::print("{}\n", j.dump(1));
+                fmt::print("{}\n", json_text(j, 1));
             } else {
                 print_text(lump, selected);
             }

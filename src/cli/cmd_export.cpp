@@ -174,7 +174,7 @@ int run_export(const Args& a) {
                                   {"skipped_models", summary.skipped_models},
                                   {"missing", missing_textures},
                                   {"warnings", diagnostics_json(map.diagnostics)}};
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", json_text(j));
     }
     fmt::print(stderr, "{}: wrote {} ({} models, {} triangles, {} materials, {} images; skipped {} surfaces, {} models)\n",
                a.file, a.out, summary.models, summary.triangles, summary.materials, summary.images,

@@ -108,7 +108,7 @@ void add_info(CLI::App& app, Action& action) {
         action = [file, json] {
             const Bsp bsp = open_reporting(*file);
             if (*json)
-                fmt::print("{}\n", info_json(bsp).dump(2));
+                fmt::print("{}\n", json_text(info_json(bsp)));
             else
                 print_text(bsp);
             return kExitOk;

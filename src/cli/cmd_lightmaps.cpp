@@ -56,7 +56,7 @@ int run_lightmaps(const std::string& file, const std::string& dir, bool json, bo
         if (!json) fmt::print("{}\n", path.string());
     }
     if (json)
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", json_text(j));
     else if (map.lightmaps.empty())
         fmt::print(stderr, "{}: no lightmaps ({}): nothing written\n", file,
                    map.diagnostics.empty() ? "no lit surfaces" : "no surface kept one: see the warnings above");

@@ -41,7 +41,7 @@ void print_list(const Pakfile& pak, bool json) {
                                {"crc32", e.crc32},
                                {"offset", e.header_offset}});
         j["comment"] = bytes_to_utf8(std::string(pak.comment().c_str()));  // up to the first NUL
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", json_text(j));
         return;
     }
     uint64_t total = 0;

@@ -199,7 +199,7 @@ void add_props(CLI::App& app, Action& action) {
             if (*json) {
                 nlohmann::json j = props_json(bsp, lump);
                 j["detail_props"] = detail_json(detail);
-                fmt::print("{}\n", j.dump(2));
+                fmt::print("{}\n", json_text(j));
             } else {
                 print_text(bsp, lump);
                 print_detail_text(detail);

@@ -94,7 +94,7 @@ void add_leaf(CLI::App& app, Action& action) {
                                      {"contents", contents_json(world.contents(p, h.index))}});
             if (!hulls.empty()) j["hulls"] = hulls;
             if (*json) {
-                fmt::print("{}\n", j.dump(2));
+                fmt::print("{}\n", json_text(j));
                 return kExitOk;
             }
             fmt::print("{}: ({} {} {}) leaf {} cluster {} area {} contents {} ({})\n", bsp.file_name(), p.x, p.y, p.z,
@@ -155,7 +155,7 @@ void add_trace(CLI::App& app, Action& action) {
                     auto j = trace_json(a, b, r);
                     j["file"] = bsp.file_name();
                     j["format"] = format_id(bsp.format());
-                    fmt::print("{}\n", j.dump(2));
+                    fmt::print("{}\n", json_text(j));
                     return kExitOk;
                 }
                 // + 0.0f: a negated zero prints as 0, not -0 (the JSON keeps the values as they are).
@@ -197,9 +197,9 @@ void add_trace(CLI::App& app, Action& action) {
             for (size_t i = 0; i < list.size(); ++i) {
                 if (!errors[i].empty()) {
                     if (failed++ == 0) first_failed = i;
-                    outbuf += nlohmann::json{{"from", j3(list[i].start)}, {"to", j3(list[i].end)}, {"error", errors[i]}}.dump();
+                    outbuf += json_text({{"from", j3(list[i].start)}, {"to", j3(list[i].end)}, {"error", errors[i]}}, -1);
                 } else {
-                    outbuf += trace_json(list[i].start, list[i].end, results[i]).dump();
+                    outbuf += json_text(trace_json(list[i].start, list[i].end, results[i]), -1);
                 }
                 outbuf += '\n';
             }

@@ -161,7 +161,7 @@ int run_render(const RenderArgs& a) {
             {"pixels_covered", st.pixels_covered},
             {"milliseconds", ms},
         };
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", json_text(j));
     } else {
         fmt::print("{}\n", a.out);
     }

@@ -94,7 +94,7 @@ int run_textures(const std::string& file, const std::string& dir, const std::str
     }
     j["missing"] = std::move(missing);
     if (json) {
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", json_text(j));
     } else if (map.textures.empty()) {
         fmt::print(stderr, "{}: no textures found (none embedded{}): nothing written\n", file,
                    search.given() ? "" : "; give --wad or --game-dir to search for them");

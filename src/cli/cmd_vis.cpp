@@ -79,7 +79,7 @@ int run_one(const Bsp& bsp, const Visibility& vis, std::optional<size_t> cluster
         j["visible"] = nullptr;
         j["audible"] = nullptr;
         if (json)
-            fmt::print("{}\n", j.dump(2));
+            fmt::print("{}\n", json_text(j));
         else
             fmt::print("{}: leaf {} has no visibility cluster (outside the world, solid, or a brush-model leaf)\n",
                        bsp.file_name(), *leaf);
@@ -97,7 +97,7 @@ int run_one(const Bsp& bsp, const Visibility& vis, std::optional<size_t> cluster
         j["visible_leaves"] = leaves;
     }
     if (json) {
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", json_text(j));
         return kExitOk;
     }
     const std::string who = vis.leaf_based() ? fmt::format("cluster {} (leaf {})", *cluster, *cluster + 1)
@@ -150,7 +150,7 @@ int run_summary(const Bsp& bsp, const Visibility& vis, bool json) {
         j["largest_visible_fraction"] = top;
         j["largest_visible_cluster"] = n ? nlohmann::json(largest_cluster) : nlohmann::json(nullptr);
         j["clusters_not_seeing_themselves"] = self_missing;
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", json_text(j));
         return kExitOk;
     }
     fmt::print("file:       {}\n", bsp.file_name());

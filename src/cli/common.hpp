@@ -51,6 +51,12 @@ void print_diagnostics(const std::string& file, const std::vector<Diagnostic>& d
 /// Diagnostics as --json lists them: [{lump, offset, message}] (info's file
 /// warnings, export's build warnings).
 nlohmann::json diagnostics_json(const std::vector<Diagnostic>& diagnostics);
+/// `j` as JSON text (`indent` as nlohmann's dump(): -1 for one line). Strings
+/// that are not UTF-8 (a file name in Latin-1, a texture or model name from
+/// the map) would make dump() throw: every string and key then goes through
+/// bytes_to_utf8 (bytes that are not UTF-8 as U+EF80..U+EFFF, as the entity
+/// verbs write them), so the text is valid JSON and nothing is lost.
+std::string json_text(const nlohmann::json& j, int indent = 2);
 
 /// Resolves LUMP (index or name) or throws UsageError listing the names.
 size_t resolve_lump(const Bsp& bsp, const std::string& text);

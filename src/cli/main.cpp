@@ -2,6 +2,7 @@
 #include "common.hpp"
 
 #include <bspkit/check.hpp>
+#include <bspkit/entities.hpp>
 #include <bspkit/fold.hpp>
 #include <bspkit/version.hpp>
 
@@ -84,6 +85,33 @@ void print_diagnostics(const std::string& file, const std::vector<Diagnostic>& d
     }
 }
 
+namespace {
+
+nlohmann::json utf8_everywhere(const nlohmann::json& j) {
+    if (j.is_string()) return bytes_to_utf8(j.get_ref<const std::string&>());
+    if (j.is_array()) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const nlohmann::json& v : j) out.push_back(utf8_everywhere(v));
+        return out;
+    }
+    if (j.is_object()) {
+        nlohmann::json out = nlohmann::json::object();
+        for (const auto& [key, value] : j.items()) out[bytes_to_utf8(key)] = utf8_everywhere(value);
+        return out;
+    }
+    return j;
+}
+
+}  // namespace
+
+std::string json_text(const nlohmann::json& j, int indent) {
+    try {
+        return j.dump(indent);
+    } catch (const nlohmann::json::type_error&) {  // 316: a string that is not UTF-8
+        return utf8_everywhere(j).dump(indent);
+    }
+}
+
 nlohmann::json diagnostics_json(const std::vector<Diagnostic>& diagnostics) {
     nlohmann::json out = nlohmann::json::array();
     for (const Diagnostic& d : diagnostics) out.push_back({{"lump", d.lump}, {"offset", d.offset}, {"message", d.message}});
@@ -162,6 +190,9 @@ int main(int argc, char** argv) {
         return kExitBadInput;
     } catch (const std::bad_alloc&) {
         fmt::print(stderr, "bspkit: out of memory\n");
+        return kExitBadInput;
+    } catch (const std::exception& e) {  // none is expected here: a line and exit 1, not an abort
+        fmt::print(stderr, "bspkit: {}\n", e.what());
         return kExitBadInput;
     }
 }

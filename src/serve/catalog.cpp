@@ -164,12 +164,14 @@ std::string MapCatalog::index_json() const {
     for (const MapEntry& m : maps) {
         nlohmann::json companion_urls = nlohmann::json::array();
         for (const std::string& c : m.companions) companion_urls.push_back("maps/" + url_encode_path(c));
-        list.push_back({{"path", m.url_path},
+        // Names shown as text: a file name that is not UTF-8 (Latin-1 archives) must not
+        // make dump() throw and take the whole list with it; "url" holds its bytes.
+        list.push_back({{"path", bytes_to_utf8(m.url_path)},
                         {"url", "maps/" + url_encode_path(m.url_path)},
                         {"size", m.size},
                         {"companions", companion_urls}});
     }
-    return nlohmann::json{{"root", root.string()}, {"maps", list}}.dump();
+    return nlohmann::json{{"root", bytes_to_utf8(root.string())}, {"maps", list}}.dump();
 }
 
 std::optional<fs::path> find_site(const fs::path& exe_dir, const std::optional<fs::path>& override) {

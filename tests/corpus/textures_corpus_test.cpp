@@ -3,6 +3,8 @@
 // does), and every GoldSrc corpus map with a WAD3 the test writes holding
 // half of its external texture names (found under the name of the map's own
 // "wad" key). The CLI verbs `textures` and `export` take --wad too.
+#include <bspkit/entities.hpp>
+#include <bspkit/file_io.hpp>
 #include <bspkit/formats/source_pakfile.hpp>
 #include <bspkit/textures.hpp>
 
@@ -289,4 +291,36 @@ TEST(TexturesCli, ManyMissesAreSummarisedUnlessVerbose) {
         EXPECT_NE(all[i].find("texture \"" + missing[i]["material"].get<std::string>() + "\" not found; searched "),
                   std::string::npos)
             << all[i];
+}
+
+// A texture name from the map that is not UTF-8, with a control byte: the JSON
+// has it in bytes_to_utf8's mapping (nlohmann's dump() threw on it and the
+// process aborted), stderr has the control byte as \x1b, not the byte itself.
+TEST(TexturesCli, NamesThatAreNotUtf8) {
+    const CorpusFile& file = corpus_file("q3_v46/oa_ctf2.bsp");
+    const std::string dir = temp_dir("textures_names");
+    Bytes bytes = read_corpus(file);
+    const Bsp bsp = Bsp::parse(read_corpus(file), file.relpath);
+    const auto textures = bsp.find_lump("textures");
+    ASSERT_TRUE(textures && bsp.entry(*textures).length >= 72);
+    const size_t at = size_t(bsp.entry(*textures).offset);
+    const std::string before(reinterpret_cast<const char*>(bytes.data() + at));
+    ASSERT_GE(before.size(), 4u);
+    bytes[at + 1] = 0xfa;
+    bytes[at + 2] = 0x1b;
+    std::string name = before;
+    name[1] = char(0xfa);
+    name[2] = char(0x1b);
+    const std::string path = dir + "/named.bsp";
+    write_file_atomic(path, bytes);
+    std::filesystem::create_directories(dir + "/game");
+    const auto r = run_cli({"textures", path, "-o", dir + "/png", "--game-dir", dir + "/game", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    nlohmann::json j;
+    ASSERT_NO_THROW(j = nlohmann::json::parse(r.out)) << r.out;
+    bool listed = false;
+    for (const auto& m : j["missing"]) listed |= m["material"] == bytes_to_utf8(name);
+    EXPECT_TRUE(listed) << r.out;
+    EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "a control byte reached the terminal";
+    EXPECT_NE(r.err.find("\\x1b"), std::string::npos) << r.err;
 }

@@ -1,4 +1,5 @@
 #include <bspkit/bsp.hpp>
+#include <bspkit/entities.hpp>
 #include <bspkit/file_io.hpp>
 
 #include "run.hpp"
@@ -6,6 +7,8 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <filesystem>
 
 using namespace bspkit;
 using test::run_cli;
@@ -36,6 +39,27 @@ TEST(Cli, InfoJsonHasTheDocumentedKeys) {
             for (const char* key : {"index", "name", "offset", "length", "decoded_length", "version", "compressed", "count"})
                 EXPECT_TRUE(lump.contains(key)) << key;
         EXPECT_EQ(j["big_endian"], s.name.find("x360") != std::string::npos);
+    }
+}
+
+// --json with a file name that is not UTF-8 (Latin-1): nlohmann's dump()
+// throws on it (the process aborted); it comes out in bytes_to_utf8's
+// mapping, in valid JSON. (A texture name from the map: TexturesCli.)
+TEST(Cli, JsonTakesNamesThatAreNotUtf8) {
+    const std::string dir = test::temp_dir("cli_latin1");
+    for (const auto& s : samples::all()) {
+        SCOPED_TRACE(s.name);
+        const std::string path = dir + "/caf\xe9_" + s.name;
+        write_file_atomic(path, s.bytes);
+        for (const std::vector<std::string>& args :
+             {std::vector<std::string>{"info", "--json", path}, {"check", "--json", path}, {"vis", "--json", path},
+              {"entities", "--json", path}}) {
+            const auto r = run_cli(args);
+            EXPECT_TRUE(r.exit_code == 0 || (args[0] == "check" && r.exit_code == 1)) << args[0] << ": " << r.err;
+            nlohmann::json j;
+            ASSERT_NO_THROW(j = nlohmann::json::parse(r.out)) << args[0] << ": " << r.out << r.err;
+            if (j.is_object() && j.contains("file")) EXPECT_EQ(j["file"], bytes_to_utf8(path)) << args[0];
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 #include "run.hpp"
 
 #include <bspkit/bsp.hpp>
+#include <bspkit/entities.hpp>
 #include <bspkit/file_io.hpp>
 #include <samples.hpp>
 
@@ -182,6 +183,24 @@ TEST_F(ServeFixture, BadArgumentsGiveOneLineAndTheRightExitCode) {
 
 TEST(ServeCatalog, UrlPathsAreEncoded) {
     EXPECT_EQ(serve::url_encode_path("q1/e1m1 final#2.bsp"), "q1/e1m1%20final%232.bsp");
+}
+
+// A file name that is not UTF-8 (a Latin-1 archive) is listed, and the list is
+// JSON: its path as text in bytes_to_utf8's mapping, its URL with the bytes.
+TEST_F(ServeFixture, FileNamesThatAreNotUtf8AreListed) {
+    const std::string latin1 = "caf\xe9.bsp";
+    write_file_atomic(maps / latin1, samples::all().front().bytes);
+    const auto catalog = serve::MapCatalog::of(maps);
+    nlohmann::json j;
+    ASSERT_NO_THROW(j = nlohmann::json::parse(catalog.index_json()));
+    ASSERT_EQ(j["maps"].size(), samples::all().size() + 1);
+    size_t found = 0;
+    for (const auto& entry : j["maps"])
+        if (entry["url"] == "maps/caf%E9.bsp") {
+            ++found;
+            EXPECT_EQ(entry["path"], bytes_to_utf8(latin1));
+        }
+    EXPECT_EQ(found, 1u);
 }
 
 TEST(ServeCatalog, WadKeyNamesAreFileNames) {
