@@ -78,7 +78,9 @@ struct Resolved {
 };
 
 /// Fills Map::textures / Material::texture for the materials the map does
-/// not embed. Never throws for bad archives or images: an archive that
+/// not embed; on a Quake 3 map, only those some surface uses (its materials
+/// are every shader of the map, those only on brush sides too: clip, hint,
+/// caulk, "noshader"). Never throws for bad archives or images: an archive that
 /// cannot be read becomes a diagnostic (and is not searched), a file that
 /// is found but does not decode becomes the material's `problem`.
 Resolved resolve(model::Map& map, const Bsp& bsp, const SearchPath& path);

@@ -599,10 +599,16 @@ Resolved resolve(model::Map& map, const Bsp& bsp, const SearchPath& path) {
     Resolver resolver(bsp, map, path, out);
     std::map<std::string, int32_t> by_name;  // lower-case name -> texture index, or -1 when not found
     std::vector<bool> renormalise(map.materials.size(), false);
+    // A Quake 3 map's materials are its shaders lump, brush-side shaders too:
+    // only those a surface shows are looked for (other formats list only those).
+    std::vector<bool> used(map.materials.size(), map.format != Format::quake3);
+    for (const model::Model& m : map.models)
+        for (const model::Surface& s : m.surfaces)
+            if (s.material < used.size()) used[s.material] = true;
     uint64_t decoded_bytes = 0;
     for (size_t i = 0; i < map.materials.size() && path.textures; ++i) {
         model::Material& mat = map.materials[i];
-        if (mat.texture >= 0 || mat.name.empty()) continue;
+        if (mat.texture >= 0 || mat.name.empty() || !used[i]) continue;
         const std::string key = ascii_lower(mat.name);
         auto it = by_name.find(key);
         if (it == by_name.end()) {

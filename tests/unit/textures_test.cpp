@@ -188,6 +188,13 @@ TEST(Textures, Quake3ShadersAndPk3WithStoredAndDeflatedEntries) {
     map.materials.push_back({"textures/common/caulk", 0, 0, 0, -1, {}});
     map.materials.push_back({"textures/common/trigger", 0, 0, 0, -1, {}});
     map.materials.push_back({"textures/common/seen", 0, 0, 0, -1, {}});
+    for (uint32_t k = 1; k < map.materials.size(); ++k) {  // each drawn by a surface
+        model::Surface s = map.models[0].surfaces[0];
+        s.material = k;
+        map.models[0].surfaces.push_back(s);
+    }
+    // A shader no surface shows (only on brush sides): not looked for.
+    map.materials.push_back({"textures/common/brush_side_only", 0, 0, 0, -1, {}});
     textures::SearchPath path;
     path.game_dirs = {dir};
     const auto r = textures::resolve(map, bsp, path);
@@ -209,6 +216,7 @@ TEST(Textures, Quake3ShadersAndPk3WithStoredAndDeflatedEntries) {
     EXPECT_EQ(map.materials[4].texture, -1);
     EXPECT_EQ(map.materials[5].texture, 1);
     EXPECT_EQ(r.found, 2u);
+    EXPECT_EQ(map.materials[6].texture, -1);  // brush_side_only: neither found nor missing
 }
 
 TEST(Textures, ShaderScriptsTakeTheFirstStageImage) {
