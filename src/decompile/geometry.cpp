@@ -282,6 +282,45 @@ void add_brush(Result& r, size_t entity, mapfile::Brush brush, int64_t bsp_brush
 
 }  // namespace detail
 
+namespace {
+
+/// Material names the editor file cannot hold: a quote, newline or NUL in
+/// any dialect, and in a .map (whitespace-separated tokens) any byte up to
+/// the space. Each such byte becomes '_', and a note says which names were
+/// changed, instead of the whole map failing to be written.
+void writable_materials(Result& r) {
+    const bool vmf = r.map.dialect == mapfile::Dialect::vmf;
+    std::vector<std::pair<std::string, std::string>> renamed;
+    auto fix = [&](std::string& name) {
+        std::string out = name;
+        for (char& c : out) {
+            const auto u = static_cast<unsigned char>(c);
+            if (c == '"' || c == '\n' || c == '\r' || c == '\0' || (!vmf && u <= ' ')) c = '_';
+        }
+        if (out == name) return;
+        if (std::find_if(renamed.begin(), renamed.end(), [&](const auto& p) { return p.first == name; }) == renamed.end())
+            renamed.emplace_back(name, out);
+        name = std::move(out);
+    };
+    for (auto& e : r.map.entities) {
+        for (auto& b : e.brushes)
+            for (auto& s : b.sides) fix(s.material);
+        for (auto& p : e.patches) fix(p.material);
+    }
+    if (renamed.empty()) return;
+    std::string shown;
+    for (const auto& c : renamed[0].first) {
+        const auto u = static_cast<unsigned char>(c);
+        shown += u < ' ' || u == 127 ? '?' : c;
+    }
+    r.notes.push_back(std::to_string(renamed.size()) + (renamed.size() == 1 ? " material name holds " : " material names hold ") +
+                      (vmf ? "a quote, newline or NUL" : "white space, control bytes or quotes") + ", which a " +
+                      (vmf ? "VMF" : ".map") + " cannot hold: written with '_' in their place (\"" + shown +
+                      "\" as \"" + renamed[0].second + "\"" + (renamed.size() > 1 ? ", ..." : "") + ")");
+}
+
+}  // namespace
+
 Result decompile(const Bsp& bsp, const Options& options) {
     Result r;
     switch (bsp.format()) {
@@ -293,6 +332,7 @@ Result decompile(const Bsp& bsp, const Options& options) {
         case Format::bsp2:
         case Format::goldsrc: r = detail::decompile_quake1(bsp, options); break;
     }
+    writable_materials(r);
     r.stats.entities = r.map.entities.size();
     for (const auto& e : r.map.entities) {
         r.stats.patches += e.patches.size();

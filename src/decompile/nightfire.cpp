@@ -62,7 +62,7 @@ Result decompile_nightfire(const Bsp& bsp, const Options& options) {
                 const auto& surf = at(bsp, surfaces, sides[si].SurfaceIndex, M::Surfaces, M::BrushSides, si, "surface");
                 const auto& tex = at(bsp, textures, surf.TextureIndex, M::Textures, M::Surfaces, sides[si].SurfaceIndex, "texture");
                 s.material = field_name(tex.Path, sizeof tex.Path);
-                if (s.material.empty() || s.material.find_first_of(" \t\"") != std::string::npos) s.material = "special/nodraw";
+                if (s.material.empty()) s.material = "special/nodraw";
                 s.contents = int32_t(b.Attributes);
                 s.flags = int32_t(surf.Flags);
                 std::array<std::array<double, 4>, 2> vecs{};

@@ -312,7 +312,7 @@ private:
         } else {
             vecs = mapfile::standard_vectors(outward.normal, {});
         }
-        if (s.material.empty() || s.material.find_first_of(" \t\"") != std::string::npos) s.material = fallback_;
+        if (s.material.empty()) s.material = fallback_;
         set_projection(s, r_.map.dialect, vecs, outward.normal);
     }
 

@@ -59,7 +59,7 @@ Result decompile_quake2(const Bsp& bsp, const Options& options) {
                     s.material = field_name(tx.texture, sizeof tx.texture);
                     s.flags = tx.flags;
                     s.value = tx.value;
-                    if (s.material.empty() || s.material.find_first_of(" \t\"") != std::string::npos) s.material = "e1u1/skip";
+                    if (s.material.empty()) s.material = "e1u1/skip";
                 }
                 set_projection(s, r.map.dialect, vecs, pl[k].normal);
             });

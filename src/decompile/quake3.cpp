@@ -18,7 +18,7 @@ namespace {
 std::string shader_name(const quake3::dshader_t& s) {
     std::string n = field_name(s.shader, sizeof s.shader);
     if (n.rfind("textures/", 0) == 0) n = n.substr(9);
-    if (n.empty() || n.find_first_of(" \t\"") != std::string::npos) n = "common/caulk";
+    if (n.empty()) n = "common/caulk";  // names a .map cannot hold: decompile() notes them
     return n;
 }
 

@@ -36,6 +36,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -447,6 +448,51 @@ TEST(DecompileCorpusDamaged, TruncatedAndOverwrittenCopies) {
     }
     EXPECT_GT(runs, 0u);
     EXPECT_GT(errors, 0u);
+}
+
+/// A material name an editor file cannot hold (a space and a control byte in a
+/// Quake 3 shader name; a quote in a Source one): '_' in their place and a
+/// note, not a map that cannot be written at all.
+TEST(DecompileCorpusNames, MaterialNamesAFileCannotHoldAreWrittenWithUnderscores) {
+    struct Case {
+        const char* rel;
+        const char* lump;
+        size_t first_name_at;  ///< offset of the first name in the lump
+        std::string bytes;     ///< written over the name's bytes 3..
+        std::string expected;  ///< what those bytes become
+        bool vmf;
+    };
+    for (const Case& c : {Case{"q3_v46/oa_ctf2.bsp", "textures", 0, std::string("a b\x1b", 3), "a_b_", false},
+                          Case{"src_v20/sdk2013_boxinaroom.bsp", "texdata_string_data", 0, "a\"b", "a_b", true}}) {
+        SCOPED_TRACE(c.rel);
+        const CorpusFile& f = corpus_file(c.rel);
+        Bytes bytes = read_corpus(f);
+        const Bsp probe = Bsp::parse(read_corpus(f), f.relpath);
+        const auto lump = probe.find_lump(c.lump);
+        ASSERT_TRUE(lump && !probe.compressed(*lump));
+        const size_t at = size_t(probe.entry(*lump).offset) + c.first_name_at;
+        const std::string before(reinterpret_cast<const char*>(bytes.data() + at));
+        ASSERT_GT(before.size(), 3 + c.bytes.size());
+        std::copy(c.bytes.begin(), c.bytes.end(), bytes.begin() + std::ptrdiff_t(at + 3));
+        std::string expected = before;
+        expected.replace(3, c.bytes.size(), c.expected.substr(0, c.bytes.size()));
+        const Bsp bsp = Bsp::parse(std::move(bytes), f.relpath);
+        const auto r = decompile::decompile(bsp);
+        std::string text;
+        ASSERT_NO_THROW(text = mapfile::write(r.map));
+        EXPECT_EQ(r.map.dialect == mapfile::Dialect::vmf, c.vmf);
+        bool noted = false;
+        for (const auto& n : r.notes) noted |= n.find("material name holds") != std::string::npos;
+        EXPECT_TRUE(noted);
+        // The changed name is in the file (in any letter case), the original nowhere.
+        auto lower = [](std::string s) {
+            for (char& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+            return s;
+        };
+        EXPECT_NE(lower(text).find(lower(expected)), std::string::npos) << expected;
+        EXPECT_EQ(text.find(c.bytes), std::string::npos);
+        EXPECT_TRUE(mapfile::read(text, f.relpath) == r.map);
+    }
 }
 
 /// The command line: a map written to the named file, counts in --json, damaged input one line and exit 1.
