@@ -3,6 +3,7 @@
 #include "common.hpp"
 
 #include <bspkit/check.hpp>
+#include <bspkit/zip.hpp>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -29,7 +30,9 @@ nlohmann::json check_json(const Bsp& bsp, const CheckReport& report) {
 }
 
 void print_text(const std::string& file, const Bsp& bsp, const CheckReport& report) {
-    for (const std::string& line : check_text(file, bsp, report, verbose()).lines) fmt::print("{}\n", line);
+    // Findings quote the map's own text (entity values, names): its control bytes as \xNN, not to the terminal.
+    for (const std::string& line : check_text(file, bsp, report, verbose()).lines)
+        fmt::print("{}\n", zip::printable(line));
 }
 
 void add_check(CLI::App& app, Action& action) {

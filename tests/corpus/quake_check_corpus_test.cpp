@@ -4,6 +4,7 @@
 // is exact both ways: an unlisted finding fails, and so does a listed one
 // that is no longer found.
 #include <bspkit/check.hpp>
+#include <bspkit/file_io.hpp>
 #include <bspkit/formats/nightfire.hpp>
 #include <bspkit/formats/quake1.hpp>
 #include <bspkit/formats/quake2.hpp>
@@ -227,6 +228,28 @@ TEST(QuakeCheckCorpusCli, JsonReportsForEveryFamily) {
               std::string::npos)
         << base1.out;
     EXPECT_NE(base1.out.find("0 errors, 1 warning"), std::string::npos) << base1.out;
+}
+
+// A control byte in the map's own text (here an ESC in worldspawn's
+// classname) is quoted by a finding: the text report shows it as \x1b, not
+// the byte itself (a hostile map must not drive the terminal); --json keeps it.
+TEST(QuakeCheckCorpusCli, ControlBytesOfTheMapAreNotPrinted) {
+    const CorpusFile& f = corpus_file("q3_v46/oa_ctf2.bsp");
+    Bytes bytes = read_corpus(f);
+    const Bsp probe = Bsp::parse(read_corpus(f), f.relpath);
+    const size_t at = size_t(probe.entry(0).offset);
+    const std::string text(reinterpret_cast<const char*>(bytes.data() + at), size_t(probe.entry(0).length));
+    const size_t world = text.find("\"worldspawn\"");
+    ASSERT_NE(world, std::string::npos);
+    bytes[at + world + 1] = 0x1b;
+    const std::string path = temp_dir("check_control") + "/esc.bsp";
+    write_file_atomic(path, bytes);
+    const auto r = run_cli({"check", path});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("\"\\x1borldspawn\""), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+    const auto j = run_cli({"check", path, "--json"});
+    EXPECT_NE(j.out.find("\\u001borldspawn"), std::string::npos) << j.out;
 }
 
 // Bit-flipped copies of the small real maps: check, visibility and the
