@@ -3,6 +3,7 @@
 
 #include <bspkit/check.hpp>
 #include <bspkit/entities.hpp>
+#include <bspkit/zip.hpp>
 #include <bspkit/fold.hpp>
 #include <bspkit/version.hpp>
 
@@ -48,9 +49,12 @@ void add_salvage_flag(CLI::App* cmd) {
                   "Go on when a lump runs past the end of the file (truncated download), with the bytes present");
 }
 
+// Messages may quote the map's own bytes (names, entity text): control bytes
+// go out as \xNN (zip::printable), never to the terminal as they are.
 void print_diagnostic(const std::string& file, const Diagnostic& d) {
     fmt::print(stderr, "{}\n",
-               format_location_message({file, d.lump, d.offset}, std::string(severity_word(d.severity)) + ": " + d.message));
+               zip::printable(format_location_message({file, d.lump, d.offset},
+                                                      std::string(severity_word(d.severity)) + ": " + d.message)));
 }
 
 void print_diagnostics(const std::string& file, const std::vector<Diagnostic>& diagnostics) {
@@ -75,7 +79,7 @@ void print_diagnostics(const std::string& file, const std::vector<Diagnostic>& d
         std::string lumps;
         for (size_t i : group) lumps += (lumps.empty() ? "" : ", ") + diagnostics[i].lump;
         fmt::print(stderr, "{}: {}: {} lumps: {}: {} (--verbose lists each)\n", file, severity_word(d.severity),
-                   group.size(), d.message, lumps);
+                   group.size(), zip::printable(d.message), lumps);
     }
     for (const auto& [key, count] : held) {
         const auto& [severity, lump] = key;
@@ -186,7 +190,7 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "bspkit: {}\n", e.what());
         return kExitUsage;
     } catch (const bspkit::Error& e) {
-        fmt::print(stderr, "{}\n", e.what());
+        fmt::print(stderr, "{}\n", bspkit::zip::printable(e.what()));
         return kExitBadInput;
     } catch (const std::bad_alloc&) {
         fmt::print(stderr, "bspkit: out of memory\n");
