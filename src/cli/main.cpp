@@ -3,9 +3,9 @@
 
 #include <bspkit/check.hpp>
 #include <bspkit/entities.hpp>
-#include <bspkit/zip.hpp>
 #include <bspkit/fold.hpp>
 #include <bspkit/version.hpp>
+#include <bspkit/zip.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "bspkit: out of memory\n");
         return kExitBadInput;
     } catch (const std::exception& e) {  // none is expected here: a line and exit 1, not an abort
-        fmt::print(stderr, "bspkit: {}\n", e.what());
+        fmt::print(stderr, "bspkit: {}\n", bspkit::zip::printable(e.what()));
         return kExitBadInput;
     }
 }
