@@ -57,7 +57,15 @@ Bsp sample(const std::string& file) {
 model::Map materials(Format format, const std::string& prefix, uint32_t size) {
     model::Map map;
     map.format = format;
-    for (int i = 0; i < kCount; ++i) map.materials.push_back({prefix + name(i), 0, size, size, -1, {}});
+    model::Model world;
+    for (int i = 0; i < kCount; ++i) {
+        map.materials.push_back({prefix + name(i), 0, size, size, -1, {}});
+        // A surface shows each (resolve() looks only for those on Quake 3 maps).
+        model::Surface s;
+        s.material = uint32_t(i);
+        world.surfaces.push_back(std::move(s));
+    }
+    map.models.push_back(std::move(world));
     return map;
 }
 
