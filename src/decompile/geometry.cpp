@@ -313,10 +313,11 @@ void writable_materials(Result& r) {
         const auto u = static_cast<unsigned char>(c);
         shown += u < ' ' || u == 127 ? '?' : c;
     }
-    r.notes.push_back(std::to_string(renamed.size()) + (renamed.size() == 1 ? " material name holds " : " material names hold ") +
+    const bool one = renamed.size() == 1;
+    r.notes.push_back(std::to_string(renamed.size()) + (one ? " material name holds " : " material names hold ") +
                       (vmf ? "a quote, newline or NUL" : "white space, control bytes or quotes") + ", which a " +
                       (vmf ? "VMF" : ".map") + " cannot hold: written with '_' in their place (\"" + shown +
-                      "\" as \"" + renamed[0].second + "\"" + (renamed.size() > 1 ? ", ..." : "") + ")");
+                      "\" as \"" + renamed[0].second + "\"" + (one ? "" : ", ...") + ")");
 }
 
 }  // namespace
