@@ -2,6 +2,8 @@
 // entity bookkeeping every family shares.
 #include "common.hpp"
 
+#include <bspkit/zip.hpp>
+
 #include <algorithm>
 
 namespace bspkit::decompile {
@@ -308,11 +310,7 @@ void writable_materials(Result& r) {
         for (auto& p : e.patches) fix(p.material);
     }
     if (renamed.empty()) return;
-    std::string shown;
-    for (const auto& c : renamed[0].first) {
-        const auto u = static_cast<unsigned char>(c);
-        shown += u < ' ' || u == 127 ? '?' : c;
-    }
+    const std::string shown = zip::printable(renamed[0].first);
     const bool one = renamed.size() == 1;
     r.notes.push_back(std::to_string(renamed.size()) + (one ? " material name holds " : " material names hold ") +
                       (vmf ? "a quote, newline or NUL" : "white space, control bytes or quotes") + ", which a " +
