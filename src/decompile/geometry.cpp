@@ -293,13 +293,13 @@ namespace {
 void writable_materials(Result& r) {
     const bool vmf = r.map.dialect == mapfile::Dialect::vmf;
     std::vector<std::pair<std::string, std::string>> renamed;
+    const auto unwritable = [vmf](char c) {
+        return c == '"' || c == '\n' || c == '\r' || c == '\0' || (!vmf && static_cast<unsigned char>(c) <= ' ');
+    };
     auto fix = [&](std::string& name) {
+        if (std::none_of(name.begin(), name.end(), unwritable)) return;  // every side is looked at: no copy then
         std::string out = name;
-        for (char& c : out) {
-            const auto u = static_cast<unsigned char>(c);
-            if (c == '"' || c == '\n' || c == '\r' || c == '\0' || (!vmf && u <= ' ')) c = '_';
-        }
-        if (out == name) return;
+        std::replace_if(out.begin(), out.end(), unwritable, '_');
         if (std::find_if(renamed.begin(), renamed.end(), [&](const auto& p) { return p.first == name; }) == renamed.end())
             renamed.emplace_back(name, out);
         name = std::move(out);
