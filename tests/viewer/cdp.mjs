@@ -46,7 +46,25 @@ export async function launch({ chromium = '/usr/bin/chromium', width = 1280, hei
         '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update',
         '--disable-sync', '--disable-background-timer-throttling', '--disable-renderer-backgrounding',
         '--remote-debugging-pipe', `--user-data-dir=${profile}`, `--window-size=${width},${height}`, 'about:blank',
-    ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
+    ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true });
+    // Chromium and its helpers are a process group of their own (detached),
+    // killed together: helpers that outlived a kill of the main process wrote
+    // into the profile after it was removed and left the folder behind. A
+    // detached group does not get the terminal's signals: an interrupted
+    // test kills it here.
+    const killGroup = () => {
+        try { process.kill(-browser.pid, 'SIGKILL'); } catch { browser.kill('SIGKILL'); }
+    };
+    const removeProfile = () => {
+        try { rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }); } catch {}
+    };
+    const onSignal = () => {
+        killGroup();
+        removeProfile();
+        process.exit(1);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
     let log = '';
     browser.stderr.on('data', (c) => (log = (log + c).slice(-4000)));
     const toBrowser = browser.stdio[3], fromBrowser = browser.stdio[4];
@@ -159,13 +177,19 @@ export async function launch({ chromium = '/usr/bin/chromium', width = 1280, hei
         },
     };
     const close = () => new Promise((done) => {
-        if (exited) { rmSync(profile, { recursive: true, force: true }); return done(); }
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        if (exited) {
+            killGroup();  // helpers the main process left
+            removeProfile();
+            return done();
+        }
         browser.removeAllListeners('exit');
         browser.on('exit', () => {
-            try { rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }); } catch {}
+            removeProfile();
             done();
         });
-        browser.kill('SIGKILL');
+        killGroup();
     });
     return { page, close, log: () => log };
 }

@@ -130,6 +130,17 @@ report({
 
 const types = { '.js': 'text/javascript', '.html': 'text/html', '.glb': 'model/gltf-binary' };
 let browser = null, profile = null, timer = null;
+// Chromium runs in a process group of its own (spawned detached) and the whole
+// group is killed: its helpers (zygote, GPU, network) outlived a kill of the
+// main process long enough to write into the profile after it was removed,
+// and left a bspkit-render-* folder behind in every other run.
+const killGroup = (child) => {
+    try {
+        process.kill(-child.pid, 'SIGKILL');
+    } catch {
+        child.kill('SIGKILL');
+    }
+};
 const finish = (code, message) => {
     if (timer) clearTimeout(timer);
     if (browser) {
@@ -140,7 +151,7 @@ const finish = (code, message) => {
                 rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
             } catch {}
         });
-        browser.kill('SIGKILL');
+        killGroup(browser);
     } else if (profile) {
         rmSync(profile, { recursive: true, force: true });
     }
@@ -148,6 +159,17 @@ const finish = (code, message) => {
     if (message) process.stderr.write(`render.mjs: ${message}\n`);
     process.exitCode = code;
 };
+// Interrupted (Ctrl-C, a test's time limit): a detached group is not sent
+// the terminal's signal, so it is killed here.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.on(signal, () => {
+        if (browser) killGroup(browser);
+        try {
+            if (profile) rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+        } catch {}
+        process.exit(1);
+    });
+}
 const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
     if (req.method === 'POST' && url.pathname === '/result') {
@@ -194,7 +216,7 @@ server.listen(0, '127.0.0.1', () => {
         '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update',
         '--disable-sync', `--user-data-dir=${profile}`, `--window-size=${size},${size}`,
         `http://127.0.0.1:${port}/index.html`,
-    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    ], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     let log = '';
     browser.stderr.on('data', (c) => (log = (log + c).slice(-4000)));
     browser.on('exit', (code) => {
