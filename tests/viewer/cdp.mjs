@@ -4,10 +4,10 @@
 // the viewer's site. Shared by tests/viewer/browser_test.mjs and
 // bench/viewer_bench.mjs; no npm package needed.
 import { spawn } from 'node:child_process';
-import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { extname, join, resolve, sep } from 'node:path';
+import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 
 const TYPES = {
     '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css',
@@ -55,7 +55,13 @@ export async function launch({ chromium = '/usr/bin/chromium', width = 1280, hei
     const killGroup = () => {
         try { process.kill(-browser.pid, 'SIGKILL'); } catch { browser.kill('SIGKILL'); }
     };
+    // The profile, and the folder of the socket Chromium made in /tmp for it
+    // (its SingletonSocket links there): a killed Chromium removes neither.
     const removeProfile = () => {
+        try {
+            const socketDir = dirname(readlinkSync(join(profile, 'SingletonSocket')));
+            if (basename(socketDir).startsWith('org.chromium.')) rmSync(socketDir, { recursive: true, force: true });
+        } catch {}
         try { rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }); } catch {}
     };
     const onSignal = () => {

@@ -15,10 +15,10 @@
 // Exit 0 on success, 1 with a message on stderr otherwise (page errors,
 // Chromium missing, 120 s time limit).
 import { spawn } from 'node:child_process';
-import { createReadStream, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, extname, join, resolve } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -146,27 +146,33 @@ const finish = (code, message) => {
     if (browser) {
         const dir = profile;
         browser.removeAllListeners('exit');
-        browser.on('exit', () => {  // once Chromium stops writing (its helpers may still, briefly)
-            try {
-                rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
-            } catch {}
-        });
+        browser.on('exit', () => removeProfile(dir));
         killGroup(browser);
     } else if (profile) {
-        rmSync(profile, { recursive: true, force: true });
+        removeProfile(profile);
     }
     server.close();
     if (message) process.stderr.write(`render.mjs: ${message}\n`);
     process.exitCode = code;
+};
+// The profile, and the folder of the socket Chromium made in /tmp for it
+// (the profile's SingletonSocket links to it): a killed Chromium removes
+// neither, and every render left an org.chromium.Chromium.* folder behind.
+const removeProfile = (dir) => {
+    try {
+        const socketDir = dirname(readlinkSync(join(dir, 'SingletonSocket')));
+        if (basename(socketDir).startsWith('org.chromium.')) rmSync(socketDir, { recursive: true, force: true });
+    } catch {}
+    try {
+        rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    } catch {}
 };
 // Interrupted (Ctrl-C, a test's time limit): a detached group is not sent
 // the terminal's signal, so it is killed here.
 for (const signal of ['SIGINT', 'SIGTERM']) {
     process.on(signal, () => {
         if (browser) killGroup(browser);
-        try {
-            if (profile) rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
-        } catch {}
+        if (profile) removeProfile(profile);
         process.exit(1);
     });
 }
