@@ -16,12 +16,12 @@
 
 #include <bspkit/bsp.hpp>
 #include <bspkit/bytes.hpp>
+#include <bspkit/once.hpp>
 
 #include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -113,7 +113,7 @@ template <Record T>
 class LazyRecords {
 public:
     std::span<const T> get(const Bsp& bsp, size_t lump) const {
-        std::call_once(state_->once, [&] {
+        state_->once.call([&] {
             const ByteSpan bytes = bsp.decoded(lump);
             const bool stable = !bsp.replaced(lump) && !bsp.compressed(lump);
             if (stable && readable_in_place<T>(bytes, bsp.byte_order())) {
@@ -128,7 +128,7 @@ public:
 
 private:
     struct State {
-        std::once_flag once;
+        OnceFlag once;
         std::vector<T> items;
         std::span<const T> view;
     };

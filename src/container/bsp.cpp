@@ -14,7 +14,7 @@ namespace bspkit {
 ByteSpan Blob::decoded(const Location& where) const {
     if (replacement) return *replacement;
     if (!lzma) return stored;
-    std::call_once(cache->once, [&] {
+    cache->once.call([&] {
         std::string error;
         uint64_t at = 0;
         auto out = lzma::decode(stored, error, at);
@@ -359,7 +359,7 @@ ByteSpan Bsp::decoded(size_t index) const {
         const bool rebuilt = b.game_lumps_edited || std::any_of(b.game_lumps.begin(), b.game_lumps.end(),
                                                                 [](const GameLumpState& g) { return g.blob.compressed(); });
         if (rebuilt) {
-            std::call_once(b.game_lump_cache->once, [&] {
+            b.game_lump_cache->once.call([&] {
                 b.game_lump_cache->bytes = b.build_game_lump(b.entries[index].offset, Compression::decompress);
             });
             return b.game_lump_cache->bytes;

@@ -3,12 +3,12 @@
 
 #include <bspkit/bsp.hpp>
 #include <bspkit/lzma.hpp>
+#include <bspkit/once.hpp>
 
 #include "core/file_view.hpp"
 
 #include <deque>
 #include <memory>
-#include <mutex>
 
 namespace bspkit {
 
@@ -19,7 +19,7 @@ struct Blob {
     std::optional<Bytes> replacement;     ///< decoded bytes given by the user
 
     struct Cache {
-        std::once_flag once;
+        OnceFlag once;
         Bytes bytes;
     };
     mutable std::unique_ptr<Cache> cache = std::make_unique<Cache>();

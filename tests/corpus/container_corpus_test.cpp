@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <limits>
 #include <random>
 
@@ -304,6 +305,49 @@ TEST(CorpusQuirks, Left4Dead2LumpOrder) {
     for (const char* csgo : {"src_v21_csgo/csgo_ar_monastery.bsp", "src_v21_csgo/cstanks_env_gunfire_test.bsp"}) {
         const Bsp b = Bsp::parse(read_corpus(corpus_file(csgo)), csgo);
         EXPECT_EQ(b.layout().directory, DirectoryLayout::source) << csgo;
+    }
+}
+
+// Every LZMA lump of the two LZMA corpus maps with its compressed stream
+// damaged: each verb that decodes one ends with one line naming the lump and
+// its offset, exit 1 (check: its report on stdout). The CLI unwinds with a
+// static libgcc; before lumps were decoded under bspkit::OnceFlag, the error
+// went through std::call_once's pthread_once and aborted the process (134).
+TEST(CorpusLzma, DamagedStreamsGiveOneLineInEveryVerb) {
+    const std::string dir = test::temp_dir("corpus_lzma_damaged");
+    for (const char* rel : {"src_console/x360_shack.bsp", "src_v20_lzma/sdk2013_boxinaroom_lzma.bsp"}) {
+        Bytes bytes = read_corpus(corpus_file(rel));
+        const Bsp bsp = Bsp::parse(bytes, rel);
+        size_t damaged = 0;
+        for (size_t i = 0; i < bsp.lump_count(); ++i) {
+            if (!bsp.compressed(i)) continue;
+            const LumpEntry& e = bsp.entry(i);
+            for (int32_t at = int32_t(lzma::header_size); at < e.length; at += 3)
+                bytes[size_t(e.offset + at)] ^= 0x5a;
+            ++damaged;
+        }
+        ASSERT_GE(damaged, 20u) << rel;
+        const std::string bad = dir + "/damaged.bsp";
+        write_file_atomic(bad, bytes);
+        const std::vector<std::vector<std::string>> verbs = {
+            {"check", bad},
+            {"entities", bad},
+            {"export", bad, "-o", dir + "/x.glb"},
+            {"render", bad, "-o", dir + "/x.png"},
+            {"decompile", bad, "-o", dir + "/x.vmf"},
+            {"vis", bad},
+            {"trace", bad, "--from", "0,0,0", "--to", "64,64,64"},
+            {"textures", bad, "-o", dir + "/textures"},
+        };
+        for (const auto& args : verbs) {
+            const auto r = test::run_cli(args);
+            EXPECT_EQ(r.exit_code, 1) << rel << " " << args[0] << ": " << r.err;
+            const std::string said = args[0] == "check" ? r.out : r.err;
+            EXPECT_NE(said.find("corrupt LZMA data"), std::string::npos) << rel << " " << args[0] << ": " << said;
+            EXPECT_NE(said.find(": lump "), std::string::npos) << rel << " " << args[0] << ": " << said;
+            if (args[0] != "check")
+                EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << rel << " " << args[0] << ": " << r.err;
+        }
     }
 }
 

@@ -1,10 +1,10 @@
 // bspkit::source::Map: which struct decodes which lump in which version, and
 // the lazily decoded, byte-order-normalised views.
 #include <bspkit/formats/source.hpp>
+#include <bspkit/once.hpp>
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 
 namespace bspkit::source {
 namespace {
@@ -17,11 +17,11 @@ Location where_in(const Bsp& bsp, size_t lump, int64_t offset = -1) {
 /// A converted view decoded once (for records normalised to another struct).
 template <class T>
 struct Lazy {
-    std::once_flag once;
+    OnceFlag once;
     std::vector<T> items;
     template <class Fn>
     std::span<const T> get(Fn&& fill) {
-        std::call_once(once, [&] { items = fill(); });
+        once.call([&] { items = fill(); });
         return items;
     }
 };
@@ -37,11 +37,11 @@ auto convert_all(std::span<const In> in, Fn&& convert) {
 
 template <class T>
 struct LazyValue {
-    std::once_flag once;
+    OnceFlag once;
     T value{};
     template <class Fn>
     const T& get(Fn&& fill) {
-        std::call_once(once, [&] { value = fill(); });
+        once.call([&] { value = fill(); });
         return value;
     }
 };
