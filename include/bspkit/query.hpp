@@ -132,6 +132,12 @@ struct TraceResult {
     /// lowest-numbered; triangles hit at the same distance: the same rule.
     int32_t brush = -1;
     bool triangle = false;     ///< hit a displacement / patch triangle
+    /// Quake 1 family clip-hull traces (SV_RecursiveHullCheck's trace_inopen /
+    /// trace_inwater): the trace passed through an empty leaf / a leaf of other
+    /// non-solid contents (water, slime, lava, sky). Both set: the line crossed
+    /// contents, which QuakeC's visible() counts as no sight. False for the
+    /// other families.
+    bool inopen = false, inwater = false;
     bool hit() const noexcept { return fraction < 1 || startsolid; }
 };
 
@@ -141,7 +147,12 @@ struct Ray {
 
 struct Visible {
     bool pvs = false;            ///< b's cluster is in a's PVS (true when the map has no vis data)
-    bool line_of_sight = false;  ///< a line trace from a to b is not blocked by MASK_OPAQUE-like solids
+    /// A line trace from a to b is not blocked by MASK_OPAQUE-like solids;
+    /// Quake 1 / BSP2, as QuakeC's visible(): nor does it cross from the open
+    /// into other contents (water, slime, lava, sky: TraceResult::inwater).
+    bool line_of_sight = false;
+    LeafInfo from, to;           ///< where a and b are (their clusters decide `pvs`)
+    TraceResult sight;           ///< that line trace: where it ends is what blocks the sight
     bool visible() const noexcept { return pvs && line_of_sight; }
 };
 

@@ -51,6 +51,8 @@ nlohmann::json trace_json(Vec3 from, Vec3 to, const query::TraceResult& r) {
     j["hit"] = r.hit();
     j["startsolid"] = r.startsolid;
     j["allsolid"] = r.allsolid;
+    j["inopen"] = r.inopen;    // Quake 1 family clip hulls (false elsewhere)
+    j["inwater"] = r.inwater;
     if (r.fraction < 1) {
         j["normal"] = j3(r.normal);
         j["dist"] = r.dist;
@@ -159,8 +161,9 @@ void add_trace(CLI::App& app, Action& action) {
                     return kExitOk;
                 }
                 // + 0.0f: a negated zero prints as 0, not -0 (the JSON keeps the values as they are).
-                fmt::print("fraction {} end ({} {} {}){}{}\n", r.fraction, r.end.x + 0.0f, r.end.y + 0.0f,
-                           r.end.z + 0.0f, r.startsolid ? " startsolid" : "", r.allsolid ? " allsolid" : "");
+                fmt::print("fraction {} end ({} {} {}){}{}{}{}\n", r.fraction, r.end.x + 0.0f, r.end.y + 0.0f,
+                           r.end.z + 0.0f, r.startsolid ? " startsolid" : "", r.allsolid ? " allsolid" : "",
+                           r.inopen ? " inopen" : "", r.inwater ? " inwater" : "");
                 if (r.fraction < 1)
                     fmt::print("hit model {} plane ({} {} {}) dist {} contents {} surface flags 0x{:x}{}\n", r.model,
                                r.normal.x + 0.0f, r.normal.y + 0.0f, r.normal.z + 0.0f, r.dist + 0.0f,

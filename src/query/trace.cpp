@@ -63,6 +63,7 @@ struct HullTrace {
     uint64_t steps = 0, budget = 0;
     bool wild_segment = false;  ///< out_of_steps()'s
     bool allsolid = true, startsolid = false;
+    bool inopen = false, inwater = false;  ///< SV_RecursiveHullCheck's: an empty / another non-solid leaf reached
     float fraction = 1;
     float end[3] = {0, 0, 0};
     float normal[3] = {0, 0, 0};
@@ -113,8 +114,11 @@ struct HullTrace {
         for (;;) {
             step();
             if (num < 0) {
-                if (leafs[~num].contents != quake1_contents_solid) {
+                const int32_t contents = leafs[~num].contents;
+                if (contents != quake1_contents_solid) {
                     allsolid = false;
+                    if (contents == quake1_contents_empty) inopen = true;
+                    else inwater = true;  // water, slime, lava, sky ...
                     return true;
                 }
                 if (!entry) {  // the trace starts in solid
@@ -798,6 +802,8 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             auto take = [&](const auto& fast) {
                 h.allsolid = fast.allsolid;
                 h.startsolid = fast.startsolid;
+                h.inopen = fast.inopen;
+                h.inwater = fast.inwater;
                 h.fraction = fast.fraction;
                 std::copy(fast.end, fast.end + 3, h.end);
                 std::copy(fast.normal, fast.normal + 3, h.normal);
@@ -822,6 +828,8 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             r.fraction = h.fraction;
             r.startsolid = h.startsolid || (!first && was_startsolid);
             r.allsolid = h.allsolid;
+            r.inopen = h.inopen;
+            r.inwater = h.inwater;
             r.normal = out(h.normal);
             r.dist = h.dist;
             r.end = out(h.end) + shift;

@@ -669,8 +669,16 @@ Visible World::visible(Vec3 a, Vec3 b) const {
     }
     TraceOptions o;
     o.mask = c.mask_opaque;
-    const TraceResult tr = trace(a, b, o);
-    out.line_of_sight = !tr.startsolid && tr.fraction >= 1;
+    out.sight = trace(a, b, o);
+    out.line_of_sight = !out.sight.startsolid && out.sight.fraction >= 1;
+    // QuakeC's visible(): "sight line crossed contents" (from the open into
+    // water, slime, lava or sky, or back) is no sight. Half-Life's FVisible
+    // asks the fraction alone.
+    const Format f = format();
+    if ((f == Format::quake1 || f == Format::bsp2) && out.sight.inopen && out.sight.inwater)
+        out.line_of_sight = false;
+    out.from = la;
+    out.to = lb;
     return out;
 }
 

@@ -93,6 +93,37 @@ TEST(Query, Quake1RoomLeafContentsAndTraces) {
     EXPECT_FALSE(w.visible({0, 0, 64}, {-100, 0, 64}).visible());
 }
 
+// The room with its outer leaf made water: a line from the room into it
+// passes the open and the water (SV_RecursiveHullCheck's inopen / inwater, no
+// hit). Quake's visible() counts that as no sight ("sight line crossed
+// contents"); Half-Life's FVisible asks the fraction alone.
+TEST(Query, Quake1LinesIntoWaterAreInOpenAndInWaterAndNoSight) {
+    for (const bool goldsrc : {false, true}) {
+        SCOPED_TRACE(goldsrc);
+        Room m(goldsrc);
+        m.leafs[0].contents = quake1::CONTENTS_WATER;
+        const Bsp bsp = Bsp::parse(m.build(goldsrc ? layouts::goldsrc() : layouts::quake1(), goldsrc ? 30 : 29),
+                                   "room.bsp");
+        const World w = World::prepare(bsp);
+        const auto into = w.trace({0, 0, 64}, {-128, 0, 64});
+        EXPECT_EQ(into.fraction, 1);
+        EXPECT_TRUE(into.inopen);
+        EXPECT_TRUE(into.inwater);
+        const auto open = w.trace({0, 0, 64}, {50, 0, 64});
+        EXPECT_TRUE(open.inopen);
+        EXPECT_FALSE(open.inwater);
+        const auto under = w.trace({-100, 0, 64}, {-120, 0, 64});
+        EXPECT_FALSE(under.inopen);
+        EXPECT_TRUE(under.inwater);
+        const auto v = w.visible({0, 0, 64}, {-100, 0, 64});
+        EXPECT_EQ(v.line_of_sight, goldsrc);
+        EXPECT_TRUE(v.sight.inopen && v.sight.inwater);
+        EXPECT_EQ(v.from.leaf, 1);
+        EXPECT_EQ(v.to.leaf, 0);
+        EXPECT_TRUE(w.visible({0, 0, 64}, {30, 30, 30}).line_of_sight);
+    }
+}
+
 TEST(Query, Quake1WithoutClipnodesHasNoHulls) {
     const Bsp bsp = q1([](Room& m) { m.clipnodes.clear(); });
     const World w = World::prepare(bsp);
