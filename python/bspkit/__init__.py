@@ -354,7 +354,8 @@ class Bsp:
               threads: int = 0):
         """Traces N rays at once ((N, 3) arrays, any float type) through the map's collision, as
         `bspkit trace --rays` does. Returns a numpy structured array of N rows: fraction, end (3),
-        normal (3), dist, hit, startsolid, allsolid, triangle, contents (engine value),
+        normal (3), dist, hit, startsolid, allsolid, triangle, inopen, inwater (Quake 1 family clip
+        hulls: the trace passed an empty / a water, slime, lava or sky leaf), contents (engine value),
         content_flags, surface_flags, model, brush. hull: Quake 1 / GoldSrc clip hull; mins/maxs: a
         box; models: also hit brush models. The GIL is released, the rays run on every core.
         A ray that cannot be traced (coordinates too large for distances to the map's planes)
@@ -368,6 +369,15 @@ class Bsp:
     def leaf_at(self, point) -> dict:
         """The leaf, cluster, area and contents at a point."""
         return self._core.leaf_at(tuple(float(x) for x in point))
+
+    def visible(self, a, b) -> dict:
+        """Whether point ``b`` can be seen from ``a``, as `bspkit visible` says: ``pvs`` (b's cluster
+        is in a's PVS; True on maps without vis data), ``line_of_sight`` (a line from a to b is not
+        blocked by opaque solids; on Quake 1 / BSP2 maps, as QuakeC's visible(), nor does it cross
+        from the open into water, slime, lava or sky), ``visible`` (both), ``from`` and ``to`` (leaf
+        and cluster of each point) and ``sight`` (that line trace: fraction, end, startsolid,
+        inopen, inwater)."""
+        return self._core.visible(tuple(float(x) for x in a), tuple(float(x) for x in b))
 
     @property
     def vis(self) -> Vis:

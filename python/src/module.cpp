@@ -220,7 +220,7 @@ struct TraceRow {
     float end[3];
     float normal[3];
     float dist;
-    bool hit, startsolid, allsolid, triangle;
+    bool hit, startsolid, allsolid, triangle, inopen, inwater;
     int32_t contents;
     uint32_t content_flags, surface_flags;
     int32_t model, brush;
@@ -240,6 +240,8 @@ py::dtype trace_dtype() {
     add("startsolid", "?", offsetof(TraceRow, startsolid));
     add("allsolid", "?", offsetof(TraceRow, allsolid));
     add("triangle", "?", offsetof(TraceRow, triangle));
+    add("inopen", "?", offsetof(TraceRow, inopen));
+    add("inwater", "?", offsetof(TraceRow, inwater));
     add("contents", "<i4", offsetof(TraceRow, contents));
     add("content_flags", "<u4", offsetof(TraceRow, content_flags));
     add("surface_flags", "<u4", offsetof(TraceRow, surface_flags));
@@ -528,6 +530,7 @@ PYBIND11_MODULE(_bspkit, m) {
                         t.normal[0] = r.normal.x, t.normal[1] = r.normal.y, t.normal[2] = r.normal.z;
                         t.dist = r.dist;
                         t.hit = r.hit(), t.startsolid = r.startsolid, t.allsolid = r.allsolid, t.triangle = r.triangle;
+                        t.inopen = r.inopen, t.inwater = r.inwater;
                         t.contents = r.contents.raw, t.content_flags = r.contents.flags;
                         t.surface_flags = r.surface_flags;
                         t.model = r.model, t.brush = r.brush;
@@ -551,6 +554,28 @@ PYBIND11_MODULE(_bspkit, m) {
                                 py::arg("content_flags") = query::content_flag_names(leaf.contents.flags));
             },
             py::arg("point"))
+        .def(
+            "visible",
+            [](Map& s, std::array<float, 3> a, std::array<float, 3> b) {
+                query::Visible v;
+                {
+                    py::gil_scoped_release nogil;
+                    v = s.get_world().visible({a[0], a[1], a[2]}, {b[0], b[1], b[2]});
+                }
+                const auto place = [](const query::LeafInfo& l) {
+                    return py::dict(py::arg("leaf") = l.leaf, py::arg("cluster") = none_if_negative(l.cluster));
+                };
+                const auto& r = v.sight;
+                return py::dict(py::arg("pvs") = v.pvs, py::arg("line_of_sight") = v.line_of_sight,
+                                py::arg("visible") = v.visible(), py::arg("from") = place(v.from),
+                                py::arg("to") = place(v.to),
+                                py::arg("sight") = py::dict(py::arg("fraction") = r.fraction,
+                                                            py::arg("end") = py::make_tuple(r.end.x, r.end.y, r.end.z),
+                                                            py::arg("startsolid") = r.startsolid,
+                                                            py::arg("inopen") = r.inopen,
+                                                            py::arg("inwater") = r.inwater));
+            },
+            py::arg("a"), py::arg("b"))
         // visibility
         .def("vis_info",
              [](Map& s) {

@@ -203,6 +203,33 @@ def test_leaf_at_equals_the_cli(relpath):
         assert got["contents"] == cli["contents"]["raw"] and got["content_flags"] == cli["contents"]["flags"]
 
 
+@pytest.mark.parametrize("relpath", ["q1_v29/hl_crossfire_bsp29.bsp", "q2_v38/q2_base1.bsp", "q3_v46/oa_ctf2.bsp",
+                                     "src_v20/sdk2013_boxinaroom.bsp"])
+def test_visible_equals_the_cli(relpath):
+    """Bsp.visible(a, b) against `bspkit visible --json`, and its parts against leaf_at and trace."""
+    path = corpus_path(relpath)
+    bsp = bspkit.open(path)
+    m = bsp.model(lightmaps=False, textures=False)
+    rng = np.random.default_rng(9)
+    lo, hi = m.positions.min(axis=0), m.positions.max(axis=0)
+    pts = rng.uniform(lo, hi, (12, 3)).astype(np.float32).astype(float).tolist()
+    seen = set()
+    for a, b in zip(pts[0::2], pts[1::2]):
+        got = bsp.visible(a, b)
+        cli = json.loads(run_cli("visible", path, "--from", ",".join(map(repr, a)), "--to", ",".join(map(repr, b)),
+                                 "--json").stdout)
+        for key in ("pvs", "line_of_sight", "visible"):
+            assert got[key] == cli[key], key
+        assert got["visible"] == (got["pvs"] and got["line_of_sight"])
+        for end, point in (("from", a), ("to", b)):
+            assert got[end]["leaf"] == cli[end]["leaf"] == bsp.leaf_at(point)["leaf"]
+            assert got[end]["cluster"] == cli[end]["cluster"]
+        assert got["sight"]["fraction"] == pytest.approx(cli["sight"]["fraction"], abs=0)
+        assert got["sight"]["inopen"] == cli["sight"]["inopen"] and got["sight"]["inwater"] == cli["sight"]["inwater"]
+        seen.add((got["pvs"], got["line_of_sight"]))
+    assert len(seen) >= 2  # the points give more than one kind of answer
+
+
 def read_png_rgba(path):
     """An 8-bit non-interlaced PNG of the CLI (RGBA, RGB or palette + tRNS) as a (h, w, 4) array:
     zlib and the five row filters, written out here so the test does not trust bspkit's own reader."""

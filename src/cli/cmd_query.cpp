@@ -1,6 +1,7 @@
 // bspkit leaf FILE X Y Z [--json]: the leaf, cluster, area and contents at a point.
 // bspkit trace FILE --from X,Y,Z --to X,Y,Z [--hull N | --box MINS,MAXS] [--models] [--json]
 // bspkit trace FILE --rays FILE|- [...]: one ray "X,Y,Z X,Y,Z" (or six numbers) per line, JSON lines out.
+// bspkit visible FILE --from X,Y,Z --to X,Y,Z [--json]: PVS and line of sight between two points.
 // Thin front ends over bspkit::query::World.
 #include "common.hpp"
 
@@ -215,9 +216,73 @@ void add_trace(CLI::App& app, Action& action) {
     });
 }
 
+nlohmann::json place_json(Vec3 p, const query::LeafInfo& leaf) {
+    return {{"point", j3(p)},
+            {"leaf", leaf.leaf},
+            {"cluster", leaf.cluster >= 0 ? nlohmann::json(leaf.cluster) : nlohmann::json(nullptr)}};
+}
+
+void add_visible(CLI::App& app, Action& action) {
+    auto* cmd = app.add_subcommand(
+        "visible", "Whether one point can see another: the PVS of the first point's cluster, and a line of sight");
+    struct Opts {
+        std::string file, from, to;
+        bool json = false;
+    };
+    auto o = std::make_shared<Opts>();
+    cmd->add_option("FILE", o->file, "BSP file")->required();
+    cmd->add_option("--from", o->from, "The eye X,Y,Z")->required();
+    cmd->add_option("--to", o->to, "The point looked at X,Y,Z")->required();
+    cmd->add_flag("--json", o->json, "Print machine-readable JSON (\"sight\": the line trace, as `trace --json` gives it)");
+    add_salvage_flag(cmd);
+    cmd->footer("Visible: the second point's cluster is in the first's PVS (always, on maps without vis data) and a "
+                "line between them is not blocked by opaque solids; on Quake 1 / BSP2 maps, as QuakeC's visible(), "
+                "a line that crosses from the open into water, slime, lava or sky is no sight either. Exit 0 "
+                "whatever the answer.");
+    cmd->callback([&action, o] {
+        action = [o] {
+            const Vec3 a = vec3(o->from, "--from"), b = vec3(o->to, "--to");
+            const Bsp bsp = open_for_geometry(o->file);
+            const auto world = query::World::prepare(bsp);
+            const query::Visible v = world.visible(a, b);
+            if (o->json) {
+                nlohmann::json j;
+                j["file"] = bsp.file_name();
+                j["format"] = format_id(bsp.format());
+                j["from"] = place_json(a, v.from);
+                j["to"] = place_json(b, v.to);
+                j["pvs"] = v.pvs;
+                j["line_of_sight"] = v.line_of_sight;
+                j["visible"] = v.visible();
+                j["sight"] = trace_json(a, b, v.sight);
+                fmt::print("{}\n", json_text(j));
+                return kExitOk;
+            }
+            const auto place = [](Vec3 p, const query::LeafInfo& l) {
+                return fmt::format("({} {} {}) leaf {} cluster {}", p.x, p.y, p.z, l.leaf,
+                                   l.cluster >= 0 ? std::to_string(l.cluster) : std::string("none"));
+            };
+            std::string sight = v.line_of_sight ? "clear" : "blocked";
+            if (!v.line_of_sight) {
+                const auto& r = v.sight;
+                if (r.startsolid) sight += " (the eye is in solid)";
+                else if (r.fraction < 1)
+                    sight += fmt::format(" at fraction {} ({} {} {})", r.fraction, r.end.x + 0.0f, r.end.y + 0.0f,
+                                         r.end.z + 0.0f);
+                else sight += " (it crosses from the open into water, slime, lava or sky)";
+            }
+            fmt::print("{}: from {} to {}\n", bsp.file_name(), place(a, v.from), place(b, v.to));
+            fmt::print("pvs {}, line of sight {}: {}\n", v.pvs ? "yes" : "no", sight,
+                       v.visible() ? "visible" : "not visible");
+            return kExitOk;
+        };
+    });
+}
+
 }  // namespace
 
 BSPKIT_REGISTER_VERB("leaf", add_leaf);
 BSPKIT_REGISTER_VERB("trace", add_trace);
+BSPKIT_REGISTER_VERB("visible", add_visible);
 
 }  // namespace bspkit::cli

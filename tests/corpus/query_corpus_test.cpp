@@ -693,6 +693,58 @@ TEST(QueryCli, RaysGiveOneLinePerRayAndNameTheOnesThatFail) {
 }
 
 // A hull the map lacks is the call's error, said once: not one "error" line per ray.
+// `bspkit visible`: the library's World::visible() as JSON and as two lines,
+// on pairs of empty points near the spawn points (not all with the same
+// answer), and (Quake 2) from a point in solid.
+TEST(QueryCli, VisibleAnswersAsTheLibrary) {
+    for (const char* rel : {"q2_v38/q2_base1.bsp", "hl1_v30/hl_undertow.bsp", "q3_v46/oa_ctf2.bsp"}) {
+        SCOPED_TRACE(rel);
+        const CorpusFile& f = corpus_file(rel);
+        const Bsp bsp = Bsp::open(f.path);
+        const World world = World::prepare(bsp);
+        const std::vector<Vec3> points = empty_points_near_spawns(world, read_entities(bsp).entities, 24);
+        ASSERT_GE(points.size(), 8u);
+        std::set<std::string> answers;
+        for (size_t i = 0; i + 1 < points.size(); i += 2) {
+            const Vec3 a = points[i], b = points[(i * 7 + 5) % points.size()];
+            const auto v = world.visible(a, b);
+            const auto xyz = [](Vec3 p) {
+                char buf[96];
+                std::snprintf(buf, sizeof buf, "%.9g,%.9g,%.9g", p.x, p.y, p.z);
+                return std::string(buf);
+            };
+            const auto r = run_cli({"visible", f.path.string(), "--from", xyz(a), "--to", xyz(b), "--json"});
+            ASSERT_EQ(r.exit_code, 0) << r.err;
+            const auto j = nlohmann::json::parse(r.out);
+            EXPECT_EQ(j["pvs"].get<bool>(), v.pvs);
+            EXPECT_EQ(j["line_of_sight"].get<bool>(), v.line_of_sight);
+            EXPECT_EQ(j["visible"].get<bool>(), v.visible());
+            EXPECT_EQ(j["from"]["leaf"].get<int>(), v.from.leaf);
+            EXPECT_EQ(j["to"]["cluster"].get<int>(), v.to.cluster);
+            EXPECT_EQ(j["sight"]["fraction"].get<float>(), v.sight.fraction);
+            const auto text = run_cli({"visible", f.path.string(), "--from", xyz(a), "--to", xyz(b)});
+            ASSERT_EQ(text.exit_code, 0);
+            EXPECT_NE(text.out.find(v.visible() ? ": visible\n" : ": not visible\n"), std::string::npos) << text.out;
+            EXPECT_NE(text.out.find(std::string("pvs ") + (v.pvs ? "yes" : "no")), std::string::npos) << text.out;
+            answers.insert(std::string(v.pvs ? "p" : "-") + (v.line_of_sight ? "l" : "-"));
+        }
+        EXPECT_GE(answers.size(), 2u);  // the spawn pairs are not all alike
+    }
+    const std::string q2 = corpus_file("q2_v38/q2_base1.bsp").path.string();
+    const auto solid = run_cli({"visible", q2, "--from", "0,0,0", "--to", "100,100,100"});
+    EXPECT_EQ(solid.exit_code, 0);
+    EXPECT_NE(solid.out.find("blocked (the eye is in solid)"), std::string::npos) << solid.out;
+    EXPECT_EQ(run_cli({"visible", q2, "--from", "0,0,0"}).exit_code, 2);
+    EXPECT_EQ(run_cli({"visible", q2, "--from", "0,0", "--to", "1,1,1"}).exit_code, 2);
+    const std::string dir = temp_dir("query_visible");
+    Bytes cut = read_file(q2);
+    cut.resize(cut.size() / 3);
+    write_file_atomic(dir + "/cut.bsp", cut);
+    const auto broken = run_cli({"visible", dir + "/cut.bsp", "--from", "0,0,0", "--to", "1,1,1"});
+    EXPECT_EQ(broken.exit_code, 1);
+    EXPECT_NE(broken.err.find("lump "), std::string::npos) << broken.err;
+}
+
 TEST(QueryCli, RaysWithAHullTheMapLacksFailOnce) {
     const CorpusFile& f = corpus_file("q1_v29/pd_change_dest.bsp");
     const Bsp bsp = Bsp::open(f.path);
