@@ -134,6 +134,15 @@ void run(const std::string& relpath) {
                 rays.empty() ? 0.0 : 100.0 * double(hits) / double(rays.size()), per_second(rays.size(), batch_s) / 1e6,
                 cores, box_ok ? "" : "n/a (no clipnodes)");
     if (box_ok) std::printf("%5.2f M/s/core", box_rate / 1e6);
+    // visible(a, b) on the same pairs: the two leaves, a PVS row and the line
+    // trace (with the opaque mask); its floor is the line trace alone.
+    size_t seen = 0;
+    const double visible_s = best_seconds([&] {
+        seen = 0;
+        for (const auto& ray : rays) seen += world.visible(ray.start, ray.end).visible();
+    });
+    std::printf("  visible %5.2f M/s/core (%.2fx a line trace; %.0f%% visible)", per_second(rays.size(), visible_s) / 1e6,
+                visible_s / line_s, rays.empty() ? 0.0 : 100.0 * double(seen) / double(rays.size()));
 #ifdef BSPKIT_HAVE_EMBREE
     RTCDevice device = rtcNewDevice("threads=1");
     RTCScene rs = rtcNewScene(device);
@@ -188,7 +197,8 @@ int main(int argc, char** argv) {
         const std::string_view a = argv[i];
         if (a == "--help" || a == "-h") {
             std::printf("usage: query_bench [CORPUS_RELATIVE_MAP...]\n"
-                        "Line and box traces per second per core, beside Embree on the same rays; without maps, "
+                        "Line and box traces (and visible(a, b)) per second per core, beside Embree on the same rays; "
+                        "without maps, "
                         "the largest corpus map of each family and sdk_vehicles_v19.\n");
             return 0;
         }

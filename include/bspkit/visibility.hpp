@@ -98,6 +98,12 @@ public:
     /// pvs() into caller memory (out.size() >= row_bytes()); returns the status
     /// instead of throwing (outside / truncated rows leave `out` zero).
     RowStatus pvs_into(size_t cluster, std::span<uint8_t> out) const;
+    /// Whether cluster `to` is in the PVS of cluster `from`, reading `from`'s
+    /// row only as far as `to`'s byte (a point-to-point test, as
+    /// query::World::visible() asks it, without decoding the whole row).
+    /// Nothing when that byte cannot be read: the row starts outside the lump
+    /// or the lump ends before it. std::out_of_range for a bad cluster.
+    std::optional<bool> pvs_sees(size_t from, size_t to) const;
     /// Status of the stored PVS (pas = false) or PAS row without keeping it.
     RowStatus row_status(size_t cluster, bool pas = false) const;
     /// Byte offset of the stored row inside the vis lump; nullopt when the

@@ -661,11 +661,8 @@ Visible World::visible(Vec3 a, Vec3 b) const {
         out.pvs = true;
     } else if (la.cluster >= 0 && lb.cluster >= 0 && size_t(la.cluster) < c.vis->clusters() &&
                size_t(lb.cluster) < c.vis->clusters()) {
-        Bytes row(c.vis->row_bytes());
-        const RowStatus status = c.vis->pvs_into(size_t(la.cluster), row);
-        out.pvs = status == RowStatus::ok || status == RowStatus::overrun
-                      ? (row[size_t(lb.cluster) >> 3] >> (lb.cluster & 7)) & 1
-                      : true;  // a broken row: nothing can be ruled out
+        // A row that cannot be read as far as b's bit rules nothing out.
+        out.pvs = c.vis->pvs_sees(size_t(la.cluster), size_t(lb.cluster)).value_or(true);
     }
     TraceOptions o;
     o.mask = c.mask_opaque;

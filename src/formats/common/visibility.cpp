@@ -241,6 +241,39 @@ void Visibility::throw_row(size_t cluster, bool pas, RowStatus status) const {
     throw Error({file_, lump_name_, lump_file_offset_ + std::max<int64_t>(ofs, 0)}, detail);
 }
 
+std::optional<bool> Visibility::pvs_sees(size_t from, size_t to) const {
+    if (from >= clusters_ || to >= clusters_)
+        throw std::out_of_range("pvs_sees: cluster " + std::to_string(std::max(from, to)) + " of " +
+                                std::to_string(clusters_));
+    const auto ofs = row_offset(from, false);
+    if (!ofs) return true;  // everything visible
+    if (*ofs < 0 || uint64_t(*ofs) > lump_.size()) return std::nullopt;
+    const size_t target = to >> 3;
+    const auto bit = [&](uint8_t b) { return bool((b >> (to & 7)) & 1); };
+    size_t in = size_t(*ofs);
+    if (encoding_ != Encoding::quake_leaf_rle && encoding_ != Encoding::cluster_rle) {  // raw rows
+        if (in + target >= lump_.size()) return std::nullopt;
+        return bit(lump_[in + target]);
+    }
+    // decompress_rle_row()'s walk, stopped at the target byte.
+    size_t o = 0;
+    for (;;) {
+        const size_t before = target - o;  // literal bytes before the target
+        const size_t avail = std::min(lump_.size() - in, before + 1);
+        const auto* start = lump_.data() + in;
+        const auto* zero = avail ? static_cast<const uint8_t*>(std::memchr(start, 0, avail)) : nullptr;
+        const size_t literal = zero ? size_t(zero - start) : avail;
+        if (literal > before) return bit(start[before]);
+        if (!zero) return std::nullopt;  // the lump ends before the target byte
+        in += literal + 1;
+        o += literal;
+        if (in >= lump_.size()) return std::nullopt;
+        const size_t run = lump_[in++];
+        if (target < o + run) return false;  // in a run of zero bytes
+        o += run;
+    }
+}
+
 RowStatus Visibility::pvs_into(size_t cluster, std::span<uint8_t> out) const {
     if (out.size() < row_bytes()) throw std::invalid_argument("pvs_into: buffer smaller than row_bytes()");
     return read_row(cluster, false, out);
