@@ -188,15 +188,21 @@ def test_model_arrays_outlive_the_map():
     assert (positions == expect[0]).all() and (page == expect[1]).all()
 
 
+def open_with_points_inside(path, count, seed):
+    """The map, and `count` random points (as float32 values, lists) inside its mesh's bounds."""
+    bsp = bspkit.open(path)
+    m = bsp.model(lightmaps=False, textures=False)
+    rng = np.random.default_rng(seed)
+    lo, hi = m.positions.min(axis=0), m.positions.max(axis=0)
+    return bsp, rng.uniform(lo, hi, (count, 3)).astype(np.float32).astype(float).tolist()
+
+
 @pytest.mark.parametrize("relpath", ["q1_v29/q1_mp_lobby.bsp", "q2_v38/q2_base1.bsp", "q3_v46/oa_ctf2.bsp",
                                      "src_v20/tf2_mp_lobby.bsp", "hl1_v30/hl_undertow.bsp"])
 def test_leaf_at_equals_the_cli(relpath):
     path = corpus_path(relpath)
-    bsp = bspkit.open(path)
-    m = bsp.model(lightmaps=False, textures=False)
-    rng = np.random.default_rng(5)
-    lo, hi = m.positions.min(axis=0), m.positions.max(axis=0)
-    for p in rng.uniform(lo, hi, (5, 3)).astype(np.float32).astype(float).tolist():
+    bsp, points = open_with_points_inside(path, 5, 5)
+    for p in points:
         got = bsp.leaf_at(p)
         cli = json.loads(run_cli("leaf", path, *[repr(x) for x in p], "--json").stdout)
         assert got["leaf"] == cli["leaf"] and got["cluster"] == cli["cluster"] and got["area"] == cli["area"]
@@ -208,11 +214,7 @@ def test_leaf_at_equals_the_cli(relpath):
 def test_visible_equals_the_cli(relpath):
     """Bsp.visible(a, b) against `bspkit visible --json`, and its parts against leaf_at and trace."""
     path = corpus_path(relpath)
-    bsp = bspkit.open(path)
-    m = bsp.model(lightmaps=False, textures=False)
-    rng = np.random.default_rng(9)
-    lo, hi = m.positions.min(axis=0), m.positions.max(axis=0)
-    pts = rng.uniform(lo, hi, (12, 3)).astype(np.float32).astype(float).tolist()
+    bsp, pts = open_with_points_inside(path, 12, 9)
     seen = set()
     for a, b in zip(pts[0::2], pts[1::2]):
         got = bsp.visible(a, b)
