@@ -20,6 +20,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string_view>
 
@@ -93,6 +94,8 @@ inline void pak(const uint8_t* data, size_t size) {
 /// the first clusters. A PAS that is not stored (Quake 1, Quake 3, Nightfire)
 /// is the union of the PVS rows of every visible cluster, so each costs up to
 /// a full decompression of the lump: all of them would be quadratic work.
+/// pvs_sees() on three bits of each row: where the whole row decodes, it must
+/// give the row's bits (abort otherwise: a finding).
 inline void vis(const uint8_t* data, size_t size) {
     auto bsp = open(data, size);
     if (!bsp) return;
@@ -100,7 +103,11 @@ inline void vis(const uint8_t* data, size_t size) {
         const Visibility v = Visibility::of(*bsp);
         Bytes row(v.row_bytes());
         for (size_t c = 0; c < v.clusters() && c < 4096; ++c) {
-            (void)v.pvs_into(c, row);
+            const RowStatus status = v.pvs_into(c, row);
+            for (size_t k : {size_t(0), c, v.clusters() - 1}) {
+                const auto seen = v.pvs_sees(c, k);
+                if (status == RowStatus::ok && (!seen || *seen != bool((row[k >> 3] >> (k & 7)) & 1))) std::abort();
+            }
             if (c < 8) guarded([&] { (void)v.pas(c); });
         }
         for (size_t l = 0; l < v.leaf_count() && l < 4096; ++l) (void)v.cluster_of_leaf(l);
