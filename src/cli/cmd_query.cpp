@@ -6,6 +6,7 @@
 #include "common.hpp"
 
 #include <bspkit/query.hpp>
+#include <bspkit/visibility.hpp>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -244,6 +245,17 @@ void add_visible(CLI::App& app, Action& action) {
             const Vec3 a = vec3(o->from, "--from"), b = vec3(o->to, "--to");
             const Bsp bsp = open_for_geometry(o->file);
             const auto world = query::World::prepare(bsp);
+            // prepare() leaves out vis data it cannot read (collision still works) and
+            // visible() then counts every cluster as visible: say so.
+            std::optional<std::string> vis_error;
+            try {
+                (void)Visibility::of(bsp);
+            } catch (const Error& e) {
+                vis_error = e.detail();
+                print_diagnostic(bsp.file_name(), {Severity::warning, e.where().lump, e.where().offset,
+                                                   e.detail() + " (the PVS is not used: every cluster counts as "
+                                                                "visible)"});
+            }
             const query::Visible v = world.visible(a, b);
             if (o->json) {
                 nlohmann::json j;
@@ -254,6 +266,7 @@ void add_visible(CLI::App& app, Action& action) {
                 j["pvs"] = v.pvs;
                 j["line_of_sight"] = v.line_of_sight;
                 j["visible"] = v.visible();
+                j["vis_error"] = vis_error ? nlohmann::json(*vis_error) : nlohmann::json(nullptr);
                 j["sight"] = trace_json(a, b, v.sight);
                 fmt::print("{}\n", json_text(j));
                 return kExitOk;

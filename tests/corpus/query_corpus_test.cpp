@@ -737,6 +737,21 @@ TEST(QueryCli, VisibleAnswersAsTheLibrary) {
     EXPECT_EQ(run_cli({"visible", q2, "--from", "0,0,0"}).exit_code, 2);
     EXPECT_EQ(run_cli({"visible", q2, "--from", "0,0", "--to", "1,1,1"}).exit_code, 2);
     const std::string dir = temp_dir("query_visible");
+    // A vis header that cannot be read: the answer goes on without the PVS, and says so.
+    Bytes bad_vis = read_file(q2);
+    const Bsp q2_bsp = Bsp::open(q2);
+    const auto vis_lump = q2_bsp.find_lump("visibility");
+    ASSERT_TRUE(vis_lump);
+    const size_t vis_at = size_t(q2_bsp.entry(*vis_lump).offset);
+    for (size_t k = 0; k < 4; ++k) bad_vis[vis_at + k] = k == 3 ? 0x7f : 0xff;  // numclusters 2^31 - 1
+    write_file_atomic(dir + "/bad_vis.bsp", bad_vis);
+    const auto no_pvs = run_cli({"visible", dir + "/bad_vis.bsp", "--from", "100,100,100", "--to", "120,100,100", "--json"});
+    EXPECT_EQ(no_pvs.exit_code, 0) << no_pvs.err;
+    EXPECT_NE(no_pvs.err.find("lump visibility"), std::string::npos) << no_pvs.err;
+    EXPECT_NE(no_pvs.err.find("the PVS is not used"), std::string::npos) << no_pvs.err;
+    const auto no_pvs_json = nlohmann::json::parse(no_pvs.out);
+    EXPECT_TRUE(no_pvs_json["vis_error"].is_string());
+    EXPECT_TRUE(no_pvs_json["pvs"].get<bool>());
     Bytes cut = read_file(q2);
     cut.resize(cut.size() / 3);
     write_file_atomic(dir + "/cut.bsp", cut);
