@@ -375,8 +375,9 @@ class Bsp:
         is in a's PVS; True on maps without vis data), ``line_of_sight`` (a line from a to b is not
         blocked by opaque solids; on Quake 1 / BSP2 maps, as QuakeC's visible(), nor does it cross
         from the open into water, slime, lava or sky), ``visible`` (both), ``from`` and ``to`` (leaf
-        and cluster of each point) and ``sight`` (that line trace: fraction, end, startsolid,
-        inopen, inwater)."""
+        and cluster of each point), ``sight`` (that line trace: fraction, end, startsolid,
+        inopen, inwater) and ``vis_error`` (None, or why the map's vis data could not be read:
+        every cluster then counts as visible)."""
         return self._core.visible(tuple(float(x) for x in a), tuple(float(x) for x in b))
 
     @property

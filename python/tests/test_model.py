@@ -228,8 +228,23 @@ def test_visible_equals_the_cli(relpath):
             assert got[end]["cluster"] == cli[end]["cluster"]
         assert got["sight"]["fraction"] == pytest.approx(cli["sight"]["fraction"], abs=0)
         assert got["sight"]["inopen"] == cli["sight"]["inopen"] and got["sight"]["inwater"] == cli["sight"]["inwater"]
+        assert got["vis_error"] is None and cli["vis_error"] is None
         seen.add((got["pvs"], got["line_of_sight"]))
     assert len(seen) >= 2  # the points give more than one kind of answer
+
+
+def test_visible_says_when_the_vis_data_cannot_be_read(tmp_path):
+    """q2_base1 with numclusters 2^31 - 1: the PVS is not used (pvs True), and vis_error says why, as the CLI."""
+    import struct
+    data = bytearray(Path(corpus_path("q2_v38/q2_base1.bsp")).read_bytes())
+    offset = struct.unpack_from("<i", data, 8 + 8 * 3)[0]  # lump 3: visibility
+    struct.pack_into("<i", data, offset, 0x7FFFFFFF)
+    bad = tmp_path / "bad_vis.bsp"
+    bad.write_bytes(bytes(data))
+    got = bspkit.open(bad).visible((100, 100, 100), (120, 100, 100))
+    cli = json.loads(run_cli("visible", bad, "--from", "100,100,100", "--to", "120,100,100", "--json").stdout)
+    assert got["pvs"] is True and "numclusters" in got["vis_error"]
+    assert got["vis_error"] == cli["vis_error"]
 
 
 def read_png_rgba(path):
