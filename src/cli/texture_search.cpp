@@ -44,21 +44,21 @@ nlohmann::json resolve_textures_reporting(model::Map& map, const Bsp& bsp, const
         if (!m.problem.empty()) j["problem"] = m.problem;
         missing.push_back(std::move(j));
         const bool plain = m.problem.empty();
+        const std::string name = zip::printable(m.material);
         if (plain && !verbose() && lines >= kLines) {
-            held.push_back(zip::printable(m.material));
+            held.push_back(name);
             continue;
         }
         std::string places;
         for (const std::string& s : m.searched) places += (places.empty() ? "" : ", ") + zip::printable(s);
         if (places.empty()) places = "nowhere: give --wad or --game-dir";
         if (!plain)
-            fmt::print(stderr, "{}: texture \"{}\" not used: {}; searched {}\n", bsp.file_name(),
-                       zip::printable(m.material), zip::printable(m.problem), places);
+            fmt::print(stderr, "{}: texture \"{}\" not used: {}; searched {}\n", bsp.file_name(), name,
+                       zip::printable(m.problem), places);
         else if (lines == 0 || verbose())
-            fmt::print(stderr, "{}: texture \"{}\" not found; searched {}\n", bsp.file_name(),
-                       zip::printable(m.material), places);
+            fmt::print(stderr, "{}: texture \"{}\" not found; searched {}\n", bsp.file_name(), name, places);
         else
-            fmt::print(stderr, "{}: texture \"{}\" not found\n", bsp.file_name(), zip::printable(m.material));
+            fmt::print(stderr, "{}: texture \"{}\" not found\n", bsp.file_name(), name);
         if (plain) ++lines;
     }
     if (!held.empty()) {
