@@ -209,6 +209,10 @@ public:
                      const TraceOptions& options = {}, unsigned threads = 0) const;
 
     Visible visible(Vec3 a, Vec3 b) const;
+    /// Vis data the map has but prepare() could not read (lump, offset, why):
+    /// collision works without it, and visible() then counts every cluster
+    /// as in the PVS. Empty when the vis data was read (or there is none).
+    const std::optional<Diagnostic>& vis_error() const noexcept;
 
     struct Impl;
 

@@ -558,24 +558,19 @@ PYBIND11_MODULE(_bspkit, m) {
             "visible",
             [](Map& s, std::array<float, 3> a, std::array<float, 3> b) {
                 query::Visible v;
-                py::object vis_error = py::none();
+                std::optional<std::string> vis_error;  // as `bspkit visible --json` gives it
                 {
                     py::gil_scoped_release nogil;
-                    v = s.get_world().visible({a[0], a[1], a[2]}, {b[0], b[1], b[2]});
-                }
-                // Vis data World::prepare() could not read: every cluster counted as visible
-                // (`bspkit visible` warns and gives the same "vis_error").
-                try {
-                    (void)s.get_vis();
-                } catch (const Error& e) {
-                    vis_error = py::str(e.detail());
+                    const query::World& world = s.get_world();
+                    v = world.visible({a[0], a[1], a[2]}, {b[0], b[1], b[2]});
+                    if (world.vis_error()) vis_error = world.vis_error()->message;
                 }
                 const auto place = [](const query::LeafInfo& l) {
                     return py::dict(py::arg("leaf") = l.leaf, py::arg("cluster") = none_if_negative(l.cluster));
                 };
                 const auto& r = v.sight;
                 return py::dict(py::arg("pvs") = v.pvs, py::arg("line_of_sight") = v.line_of_sight,
-                                py::arg("visible") = v.visible(), py::arg("vis_error") = vis_error,
+                                py::arg("visible") = v.visible(), py::arg("vis_error") = vis_error ? py::object(py::str(*vis_error)) : py::object(py::none()),
                                 py::arg("from") = place(v.from),
                                 py::arg("to") = place(v.to),
                                 py::arg("sight") = py::dict(py::arg("fraction") = r.fraction,

@@ -6,7 +6,6 @@
 #include "common.hpp"
 
 #include <bspkit/query.hpp>
-#include <bspkit/visibility.hpp>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -245,16 +244,12 @@ void add_visible(CLI::App& app, Action& action) {
             const Vec3 a = vec3(o->from, "--from"), b = vec3(o->to, "--to");
             const Bsp bsp = open_for_geometry(o->file);
             const auto world = query::World::prepare(bsp);
-            // prepare() leaves out vis data it cannot read (collision still works) and
-            // visible() then counts every cluster as visible: say so.
-            std::optional<std::string> vis_error;
-            try {
-                (void)Visibility::of(bsp);
-            } catch (const Error& e) {
-                vis_error = e.detail();
-                print_diagnostic(bsp.file_name(), {Severity::warning, e.where().lump, e.where().offset,
-                                                   e.detail() + " (the PVS is not used: every cluster counts as "
-                                                                "visible)"});
+            // Vis data prepare() could not read: visible() counts every cluster as visible. Say so.
+            const std::optional<Diagnostic>& vis_error = world.vis_error();
+            if (vis_error) {
+                Diagnostic d = *vis_error;
+                d.message += " (the PVS is not used: every cluster counts as visible)";
+                print_diagnostic(bsp.file_name(), d);
             }
             const query::Visible v = world.visible(a, b);
             if (o->json) {
@@ -266,7 +261,7 @@ void add_visible(CLI::App& app, Action& action) {
                 j["pvs"] = v.pvs;
                 j["line_of_sight"] = v.line_of_sight;
                 j["visible"] = v.visible();
-                j["vis_error"] = vis_error ? nlohmann::json(*vis_error) : nlohmann::json(nullptr);
+                j["vis_error"] = vis_error ? nlohmann::json(vis_error->message) : nlohmann::json(nullptr);
                 j["sight"] = trace_json(a, b, v.sight);
                 fmt::print("{}\n", json_text(j));
                 return kExitOk;

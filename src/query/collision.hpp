@@ -97,6 +97,8 @@ struct Collision {
     /// Quake 3 / Nightfire: point contents from the brushes, not the leaf.
     bool contents_from_brushes = false;
     std::optional<Visibility> vis;
+    /// Why `vis` is empty when the map has vis data that could not be read.
+    std::optional<Diagnostic> vis_error;
 };
 
 /// Throws Error naming `lump` with the file offset of record `record`.

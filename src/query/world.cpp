@@ -236,8 +236,10 @@ World World::prepare(const Bsp& bsp) {
     c.file = bsp.file_name();
     try {
         c.vis = Visibility::of(bsp);
-    } catch (const Error&) {
-        c.vis.reset();  // broken vis data: collision still works, visible() reports pvs = true
+    } catch (const Error& e) {
+        // Broken vis data: collision still works, visible() reports pvs = true.
+        c.vis.reset();
+        c.vis_error = Diagnostic{Severity::warning, e.where().lump, e.where().offset, e.detail()};
     }
     switch (bsp.format()) {
         case Format::quake1:
@@ -518,6 +520,7 @@ World::~World() = default;
 
 Format World::format() const noexcept { return impl_->c.format; }
 std::span<const HullInfo> World::hulls() const noexcept { return impl_->c.hulls; }
+const std::optional<Diagnostic>& World::vis_error() const noexcept { return impl_->c.vis_error; }
 std::pair<Vec3, Vec3> World::player_box() const noexcept { return impl_->c.player_box; }
 
 TraceOptions World::player() const {

@@ -413,6 +413,7 @@ TEST_P(QueryCorpus, LineOfSightImpliesThePvs) {
     const CorpusFile& f = GetParam();
     const Bsp bsp = Bsp::open(f.path);
     const World world = World::prepare(bsp);
+    EXPECT_FALSE(world.vis_error()) << f.relpath << ": " << world.vis_error()->message;
     const auto entities = read_entities(bsp).entities;
     float far_plane = 0;
     if (!entities.empty() && bsp.format() == Format::quake3)
