@@ -69,10 +69,11 @@ struct Missing {
 struct Resolved {
     size_t found = 0;                      ///< textures added to the map
     size_t lightmap_pages = 0;             ///< Quake 3 external lightmap pages loaded (Map::external_lightmaps)
-    /// Quake 3 materials whose shader script says `surfaceparm nodraw` (caulk,
-    /// clip, hint, trigger ...) and no image of which was found: the engine
-    /// draws nothing for them, so they are not in `missing`.
-    size_t nodraw = 0;
+    /// Quake 3 materials whose shader script names no image (see
+    /// ShaderImage: caulk, clip, hint, trigger, fog volumes, a sky without a
+    /// far box), or says `surfaceparm nodraw` and whose image was not found:
+    /// the engine draws no image for them, so they are not in `missing`.
+    size_t without_image = 0;
     std::vector<Missing> missing;          ///< one per material name, in material order
     std::vector<Diagnostic> diagnostics;   ///< archives that could not be read, and why
 };
@@ -142,13 +143,16 @@ model::Texture decode_image(ByteSpan data, const std::string& name);
 /// A Source VTF 7.0-7.5: mip 0 of the first frame / face / slice.
 model::Texture decode_vtf(ByteSpan data, const std::string& name);
 
-/// Quake 3 shader scripts: shader name (lower case) -> image of its first
-/// stage with a map / clampMap other than $lightmap / $whiteimage (else its
-/// qer_editorImage), and whether it has `surfaceparm nodraw`. Shaders with
-/// neither an image nor nodraw are left out.
+/// Quake 3 shader scripts, every shader: its name (lower case) -> the image
+/// the engine shows for it: its first stage's map / clampMap / animMap other
+/// than $lightmap / $whiteimage, else its sky's far box (skyParms <box>: the
+/// box's "up" face, <box>_up.tga), else its qer_editorImage; and whether it
+/// has `surfaceparm nodraw`.
 struct ShaderImage {
     std::string shader;
-    std::string image;   ///< empty for a nodraw shader without one
+    /// Empty when the shader names no image: the engine draws none for it
+    /// (nodraw, and shaders with no stage, which ioquake3 draws as fog only).
+    std::string image;
     bool nodraw = false;
 };
 std::vector<ShaderImage> parse_shaders(std::string_view text);

@@ -124,7 +124,7 @@ struct Lookup {
     std::optional<model::Texture> texture;
     std::vector<std::string> searched;
     std::string problem;
-    bool nodraw = false;  ///< a Quake 3 shader the engine does not draw
+    bool without_image = false;  ///< a Quake 3 shader the engine draws no image for (Resolved::without_image)
 };
 
 /// A file's bytes by relative path in one place of the search path.
@@ -408,8 +408,8 @@ private:
         Lookup l;
         std::string image = zip::engine_name(material);
         if (const auto it = shaders().find(image); it != shaders().end()) {
-            l.nodraw = it->second.nodraw;
-            if (it->second.image.empty()) return l;  // nodraw, with nothing to show
+            l.without_image = it->second.nodraw || it->second.image.empty();
+            if (it->second.image.empty()) return l;  // nothing to look for
             image = zip::engine_name(it->second.image);
         }
         // The engine drops the extension and tries .tga then .jpg (ioquake3 adds .png).
@@ -628,8 +628,8 @@ Resolved resolve(model::Map& map, const Bsp& bsp, const SearchPath& path) {
                 index = int32_t(map.textures.size());
                 map.textures.push_back(std::move(*found));
                 ++out.found;
-            } else if (l.nodraw && l.problem.empty()) {
-                ++out.nodraw;
+            } else if (l.without_image && l.problem.empty()) {
+                ++out.without_image;
             } else {
                 out.missing.push_back({mat.name, std::move(l.searched), std::move(l.problem)});
             }

@@ -61,10 +61,25 @@ private:
 std::vector<ShaderImage> parse_shaders(std::string_view text) {
     std::vector<ShaderImage> out;
     Tokens tokens(text);
-    std::string tok, name, image, editor_image;
+    std::string tok, name, image, editor_image, far_box;
     int depth = 0;
     bool in_stage_with_image = false, nodraw = false;
-    while (tokens.next(tok)) {
+    // A keyword's argument that turns out to be a brace (the argument is
+    // missing) is read again as a brace.
+    bool held = false;
+    const auto next = [&] {
+        if (held) {
+            held = false;
+            return true;
+        }
+        return tokens.next(tok);
+    };
+    const auto argument = [&] {
+        if (!tokens.next(tok)) return false;
+        held = tok == "{" || tok == "}";
+        return !held;
+    };
+    while (next()) {
         if (tok == "{") {
             ++depth;
             continue;
@@ -72,8 +87,12 @@ std::vector<ShaderImage> parse_shaders(std::string_view text) {
         if (tok == "}") {
             if (depth == 2) in_stage_with_image = false;
             if (depth == 1 && !name.empty()) {
-                const std::string& chosen = image.empty() ? editor_image : image;
-                if (!chosen.empty() || nodraw) out.push_back({name, chosen, nodraw});
+                // What the engine shows: a stage's image, else the far box
+                // (its sky overhead); else what the editor shows, if anything.
+                const std::string chosen = !image.empty()     ? image
+                                           : !far_box.empty() ? far_box + "_up.tga"
+                                                              : editor_image;
+                out.push_back({name, chosen, nodraw});
                 name.clear();
             }
             depth = std::max(0, depth - 1);
@@ -83,27 +102,22 @@ std::vector<ShaderImage> parse_shaders(std::string_view text) {
             name = ascii_lower(tok);
             image.clear();
             editor_image.clear();
+            far_box.clear();
             nodraw = false;
             continue;
         }
         const std::string key = ascii_lower(tok);
         if (depth == 1 && key == "surfaceparm") {
-            if (!tokens.next(tok)) break;
-            if (tok == "{" || tok == "}") {  // a surfaceparm without its word: the brace still counts
-                depth += tok == "{" ? 1 : -1;
-                continue;
-            }
-            nodraw |= ascii_lower(tok) == "nodraw";
-        } else if (depth == 1 && (key == "qer_editorimage") && tokens.next(tok) && tok != "{" && tok != "}") {
-            editor_image = tok;
+            if (argument()) nodraw |= ascii_lower(tok) == "nodraw";
+        } else if (depth == 1 && key == "qer_editorimage") {
+            if (argument()) editor_image = tok;
+        } else if (depth == 1 && key == "skyparms") {
+            // <far box> <cloud height> <near box>; "-" is no box.
+            if (argument() && tok != "-") far_box = tok;
         } else if (depth == 2 && image.empty() && !in_stage_with_image &&
                    (key == "map" || key == "clampmap" || key == "animmap")) {
-            if (key == "animmap" && !tokens.next(tok)) break;  // the frequency
-            if (!tokens.next(tok)) break;
-            if (tok == "{" || tok == "}") {
-                depth += tok == "{" ? 1 : -1;
-                continue;
-            }
+            if (key == "animmap" && !argument()) continue;  // the frequency
+            if (!argument()) continue;
             if (!tok.empty() && tok[0] != '$') image = tok;
             in_stage_with_image = true;
         }

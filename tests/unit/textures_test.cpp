@@ -164,12 +164,17 @@ TEST(Textures, Quake3ShadersAndPk3WithStoredAndDeflatedEntries) {
         "textures/base/wall_shader\n{\n  qer_editorimage textures/base/editor.tga\n"
         "  {\n    map $lightmap\n  }\n  {\n    clampMap textures/base/real.tga\n    blendFunc filter\n  }\n}\n"
         "textures/base/sky\n{\n  skyparms - 512 -\n}\n"
+        "textures/base/space\n{\n  qer_editorimage textures/base/editor.tga\n  surfaceparm sky\n"
+        "  skyParms env/space 512 -\n}\n"
+        "textures/base/fog\n{\n  surfaceparm fog\n  fogparms ( .5 .5 .5 ) 256\n}\n"
+        "textures/base/lost\n{\n  qer_editorimage textures/base/gone.tga\n}\n"
         "textures/common/caulk\n{\n  surfaceparm nodraw\n  surfaceparm nolightmap\n}\n"
         "textures/common/trigger\n{\n  qer_editorimage textures/common/trigger.tga\n  surfaceparm nodraw\n}\n"
         "textures/common/seen\n{\n  qer_editorimage textures/base/real.tga\n  surfaceparm nodraw\n}\n";
     write_bytes(fs::path(dir) / "pak0.pk3",
                 make_zip({{"scripts/base.shader", text_bytes(shader), true},
                           {"textures/base/real.tga", tga, false},
+                          {"env/space_up.tga", tga, false},
                           {"textures/base/plain.jpg", text_bytes("not a jpeg"), false}}));
     // pak1 overrides pak0 (later archives win): real.tga deflated, different colour.
     Bytes tga2 = tga;
@@ -188,6 +193,11 @@ TEST(Textures, Quake3ShadersAndPk3WithStoredAndDeflatedEntries) {
     map.materials.push_back({"textures/common/caulk", 0, 0, 0, -1, {}});
     map.materials.push_back({"textures/common/trigger", 0, 0, 0, -1, {}});
     map.materials.push_back({"textures/common/seen", 0, 0, 0, -1, {}});
+    // Shown by the sky's far box; the fog volume names no image; the editor
+    // image of an ordinary shader is looked for and not found.
+    map.materials.push_back({"textures/base/space", 0, 0, 0, -1, {}});
+    map.materials.push_back({"textures/base/fog", 0, 0, 0, -1, {}});
+    map.materials.push_back({"textures/base/lost", 0, 0, 0, -1, {}});
     for (uint32_t k = 1; k < map.materials.size(); ++k) {  // each drawn by a surface
         model::Surface s = map.models[0].surfaces[0];
         s.material = k;
@@ -208,15 +218,20 @@ TEST(Textures, Quake3ShadersAndPk3WithStoredAndDeflatedEntries) {
     ASSERT_EQ(r.missing.size(), 2u);
     EXPECT_EQ(r.missing[0].material, "textures/base/plain");
     EXPECT_FALSE(r.missing[0].problem.empty());  // plain.jpg found but not a JPEG
-    EXPECT_EQ(r.missing[1].material, "textures/base/sky");
+    EXPECT_EQ(r.missing[1].material, "textures/base/lost");
     EXPECT_TRUE(r.missing[1].problem.empty());
-    EXPECT_GE(r.missing[1].searched.size(), 3u);
-    EXPECT_EQ(r.nodraw, 2u);  // caulk, trigger
+    ASSERT_GE(r.missing[1].searched.size(), 3u);
+    EXPECT_NE(r.missing[1].searched[0].find("textures/base/gone.tga"), std::string::npos) << r.missing[1].searched[0];
+    EXPECT_EQ(r.without_image, 4u);  // caulk, trigger, the sky without a far box, the fog
+    EXPECT_EQ(map.materials[2].texture, -1);
     EXPECT_EQ(map.materials[3].texture, -1);
     EXPECT_EQ(map.materials[4].texture, -1);
     EXPECT_EQ(map.materials[5].texture, 1);
-    EXPECT_EQ(r.found, 2u);
-    EXPECT_EQ(map.materials[6].texture, -1);  // brush_side_only: neither found nor missing
+    ASSERT_EQ(map.materials[6].texture, 2);  // env/space_up.tga
+    EXPECT_EQ(map.textures[2].width, 4u);
+    EXPECT_EQ(map.materials[7].texture, -1);
+    EXPECT_EQ(r.found, 3u);
+    EXPECT_EQ(map.materials[9].texture, -1);  // brush_side_only: neither found nor missing
 }
 
 TEST(Textures, ShaderScriptsTakeTheFirstStageImage) {
@@ -227,8 +242,11 @@ TEST(Textures, ShaderScriptsTakeTheFirstStageImage) {
         "a/four { surfaceparm nolightmap SurfaceParm NoDraw }\n"
         "a/fog { fogparms ( 0 0 0 ) 64 surfaceparm fog }\n"
         "a/five { surfaceparm }\n"
+        "a/sky { qer_editorimage a/ed.tga skyParms env/space 512 - }\n"
+        "a/clouds { skyparms env/space 512 - { map a/clouds.tga } }\n"
+        "a/nobox { skyparms - 512 - }\n"
         "a/broken { { map");
-    ASSERT_EQ(s.size(), 4u);
+    ASSERT_EQ(s.size(), 9u);
     EXPECT_EQ(s[0].shader, "a/one");
     EXPECT_EQ(s[0].image, "a/f1.tga");
     EXPECT_EQ(s[1].shader, "a/two");
@@ -240,6 +258,19 @@ TEST(Textures, ShaderScriptsTakeTheFirstStageImage) {
     EXPECT_EQ(s[3].shader, "a/four");  // no image, but nodraw
     EXPECT_EQ(s[3].image, "");
     EXPECT_TRUE(s[3].nodraw);
+    // Shaders naming no image are kept, with none: the engine draws no image
+    // for them (a fog volume; a shader without stages).
+    EXPECT_EQ(s[4].shader, "a/fog");
+    EXPECT_EQ(s[4].image, "");
+    EXPECT_FALSE(s[4].nodraw);
+    EXPECT_EQ(s[5].shader, "a/five");
+    EXPECT_EQ(s[5].image, "");
+    // A sky shows its far box (the face overhead) before the editor image,
+    // a cloud stage before the box; "-" is no box.
+    EXPECT_EQ(s[6].image, "env/space_up.tga");
+    EXPECT_EQ(s[7].image, "a/clouds.tga");
+    EXPECT_EQ(s[8].shader, "a/nobox");
+    EXPECT_EQ(s[8].image, "");
 }
 
 TEST(Textures, VtfDxtBlocksDecodeToTheirColours) {
