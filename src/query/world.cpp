@@ -672,8 +672,9 @@ Visible World::visible(Vec3 a, Vec3 b) const {
     out.sight = trace(a, b, o);
     out.line_of_sight = !out.sight.startsolid && out.sight.fraction >= 1;
     // QuakeC's visible(): "sight line crossed contents" (from the open into
-    // water, slime, lava or sky, or back) is no sight. Half-Life's FVisible
-    // asks the fraction alone.
+    // water, slime, lava or sky, or back) is no sight. Half-Life's point
+    // form, FVisible(const Vector&), asks the fraction alone (its rule on
+    // water levels is the entity form's, about eyes and feet, not points).
     const Format f = format();
     if ((f == Format::quake1 || f == Format::bsp2) && out.sight.inopen && out.sight.inwater)
         out.line_of_sight = false;
