@@ -153,6 +153,28 @@ struct ExternalLightmaps {
     bool empty() const noexcept { return uses.empty(); }
 };
 
+/// A sky the map itself holds, as the engine draws it over sky surfaces.
+/// Quake 1 / BSP2: the two layers of the sky texture (GLQuake's R_InitSky):
+/// `back` the right half, opaque; `front` the left half drawn over it, its
+/// palette index 0 clear (alpha 0, coloured the back layer's mean so that
+/// filtering leaves no fringe). Both are seen through sky_layer_uv().
+struct SkyLayers {
+    Texture front, back;
+};
+
+/// Where a view direction meets the Quake 1 sky layers, in texture repeats
+/// (u along world x, v along world y), at time 0 when neither layer has
+/// scrolled: GLQuake's EmitSkyPolys (WinQuake's D_Sky_uv_To_st alike), a
+/// sphere flattened three times along z, 6 x 63 texels of a 128-texel layer
+/// from the centre to the horizon.
+inline Vec2 sky_layer_uv(Vec3 dir) {
+    const double x = dir.x, y = dir.y, z = 3.0 * dir.z;
+    const double len = std::sqrt(x * x + y * y + z * z);
+    if (!(len > 0) || !std::isfinite(len)) return {0, 0};
+    const double k = 6.0 * 63.0 / len / 128.0;
+    return {float(x * k), float(y * k)};
+}
+
 struct Map {
     Format format = Format::quake1;
     std::vector<Material> materials;
@@ -171,6 +193,9 @@ struct Map {
     /// Lightmap pages kept outside the map (Quake 3); textures::resolve()
     /// loads them from its search path, lights the surfaces and packs them.
     ExternalLightmaps external_lightmaps;
+    /// The sky's own layers when the map holds them (Quake 1 / BSP2 with an
+    /// embedded "sky*" texture and BuildOptions::textures).
+    std::optional<SkyLayers> sky_layers;
 };
 
 struct BuildOptions {

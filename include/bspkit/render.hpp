@@ -15,7 +15,8 @@
 // or resolved on the search path before prepare(); else a flat colour: Source
 // texdata reflectivity, or a stable colour per material name) times the
 // combined lightmap of all light styles as the engine shows it
-// (bspkit/engine_light.hpp), sky surfaces as one colour, Source static props
+// (bspkit/engine_light.hpp), sky surfaces as the map's own sky where it holds
+// one (Quake 1 / BSP2: the two layers, model::SkyLayers) else one colour, Source static props
 // as boxes (32 x 32 x 64 units around the placement: the prop's own bounds are
 // in its .mdl, not in the map). Opaque surfaces are culled when they face
 // away, as the engines do; translucent and alpha-tested ones are two-sided.
@@ -73,7 +74,11 @@ struct Options {
     bool translucent = true;       ///< translucent surfaces (false: only what the depth buffer holds shows)
     bool bilinear = true;          ///< false: nearest texel / luxel
     std::array<uint8_t, 4> background{0, 0, 0, 255};
-    std::array<uint8_t, 3> sky{110, 150, 205};
+    std::array<uint8_t, 3> sky{110, 150, 205};  ///< sky surfaces without the map's own sky (or with sky_layers off)
+    /// Quake 1 / BSP2: sky surfaces show the map's sky layers along each
+    /// pixel's view direction as the engine draws them at time 0 (with
+    /// textures on; an orthographic view looks one way: one colour).
+    bool sky_layers = true;
     /// Overview: surfaces lying entirely above this height are not drawn, nor sky.
     std::optional<float> clip_above;
     bool hide_sky = false;

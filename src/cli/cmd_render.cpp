@@ -26,7 +26,7 @@ struct RenderArgs {
     std::string file, out, size, camera, angles, from;
     float fov = 90;
     bool overview = false, thumbnail = false, no_pvs = false, json = false, lightmap_only = false;
-    bool no_textures = false, no_lightmaps = false, no_props = false;
+    bool no_textures = false, no_lightmaps = false, no_props = false, flat_sky = false;
     unsigned threads = 0;
     TextureSearchArgs texture_search;
 };
@@ -91,6 +91,7 @@ int run_render(const RenderArgs& a) {
     options.lightmap_only = a.lightmap_only;
     options.textures = !a.no_textures;
     options.lightmaps = !a.no_lightmaps;
+    options.sky_layers = !a.flat_sky;
     options.props = !a.no_props;
 
     const Bsp bsp = open_for_geometry(a.file);
@@ -185,6 +186,7 @@ void add_render(CLI::App& app, Action& action) {
     cmd->add_flag("--no-textures", a->no_textures, "Flat colours instead of textures");
     cmd->add_flag("--no-lightmaps", a->no_lightmaps, "Textures fullbright");
     cmd->add_flag("--no-props", a->no_props, "Leave out Source static prop boxes");
+    cmd->add_flag("--flat-sky", a->flat_sky, "Sky surfaces in one colour (default for Quake 1 / BSP2: the map's own sky layers)");
     cmd->add_option("--threads", a->threads, "Threads (default: all cores)");
     cmd->add_flag("--json", a->json, "Print the view and what was drawn and culled as JSON");
     add_texture_search_options(cmd, a->texture_search);

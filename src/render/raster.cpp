@@ -427,11 +427,30 @@ private:
         return &chain[size_t(std::min<int>(l, int(chain.size()) - 1))];
     }
 
-    /// The shaded colour (0-255) and opacity of triangle `t` at a pixel.
-    Sample shade(const SetupTri& t, const Attrs& at, int y) const {
+    /// The map's sky layers along pixel (x, y)'s view direction: the front
+    /// layer over the back one, as GLQuake blends them.
+    Sample sky_layers(int x, int y) const {
+        Vec3 dir = fwd_;
+        if (persp_) {
+            const float rx = (float(x) + 0.5f - float(w_) * 0.5f) / focal_;
+            const float ry = (float(y) + 0.5f - float(h_) * 0.5f) / focal_;
+            dir = fwd_ + right_ * rx - up_ * ry;
+        }
+        const model::Vec2 uv = model::sky_layer_uv(dir);
+        const Sample front = sample_texture(s_.sky_layers->front, uv.x, uv.y, o_.bilinear);
+        const Sample back = sample_texture(s_.sky_layers->back, uv.x, uv.y, o_.bilinear);
+        const float a = std::clamp(front.a / 255.0f, 0.0f, 1.0f);
+        return {front.r * a + back.r * (1 - a), front.g * a + back.g * (1 - a), front.b * a + back.b * (1 - a), 255};
+    }
+
+    /// The shaded colour (0-255) and opacity of triangle `t` at pixel (x, y).
+    Sample shade(const SetupTri& t, const Attrs& at, int x, int y) const {
         const Draw& d = s_.draws[t.draw];
         const MaterialInfo& m = s_.materials[d.material];
-        if (m.sky) return {float(o_.sky[0]), float(o_.sky[1]), float(o_.sky[2]), 255};
+        if (m.sky) {
+            if (s_.sky_layers && o_.sky_layers && o_.textures && !o_.lightmap_only) return sky_layers(x, y);
+            return {float(o_.sky[0]), float(o_.sky[1]), float(o_.sky[2]), 255};
+        }
         Sample c{255, 255, 255, 255};
         if (!o_.lightmap_only) {
             if (o_.textures && m.texture >= 0)
@@ -515,7 +534,7 @@ private:
                 ++covered;
                 const SetupTri& t = opaque_[id_[i]];
                 const Attrs at = attrs(t, x, y, key_[i]);
-                put(f, i, shade(t, at, y), x, y, at.z);
+                put(f, i, shade(t, at, x, y), x, y, at.z);
                 if (persp_) {
                     const float rx = (float(x) + 0.5f - half_w) / focal_, ry = (float(y) + 0.5f - half_h) / focal_;
                     f.depth[i] = at.z * std::sqrt(1 + rx * rx + ry * ry);
@@ -533,7 +552,7 @@ private:
                 if (!(key > key_[i])) return;
                 if (persp_ && !(key > 0)) return;
                 const Attrs at = attrs(t, x, y, key);
-                Sample c = shade(t, at, y);
+                Sample c = shade(t, at, x, y);
                 const float a = std::clamp(c.a / 255.0f, 0.0f, 1.0f);
                 if (a <= 0) return;
                 uint8_t* p = &f.rgba[i * 4];

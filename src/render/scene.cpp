@@ -119,6 +119,7 @@ Scene Scene::prepare(const model::Map& map, const Bsp& bsp, const Options& light
         const bool usable = m.texture >= 0 && size_t(m.texture) < s->textures.size() && !s->textures[size_t(m.texture)].empty();
         s->materials.push_back(material_info(map, m, usable ? m.texture : -1));
     }
+    if (map.sky_layers && map.sky_layers->front.width && map.sky_layers->front.height) s->sky_layers = map.sky_layers;
     s->light_raw = model::combined_lightmap(map);
     s->light_engine = s->light_raw;
     model::shade_lightmap(map.format, light.engine_light, light.exposure, s->light_engine);

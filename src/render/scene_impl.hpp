@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,7 @@ struct Scene::Impl {
     std::vector<std::vector<model::Texture>> textures;  ///< mip chains
     model::LightmapAtlas light_raw;      ///< combined lightmap, as stored
     model::LightmapAtlas light_engine;   ///< as the engine shows it (with the exposure of prepare())
+    std::optional<model::SkyLayers> sky_layers;  ///< model::Map::sky_layers
     std::vector<Entity> entities;
     Vec3 mins, maxs;
     std::unique_ptr<query::World> world;

@@ -6,6 +6,7 @@
 #include "render_checks.hpp"
 
 #include <bspkit/bsp.hpp>
+#include <bspkit/formats/quake1_textures.hpp>
 #include <bspkit/render.hpp>
 #include <bspkit/visibility.hpp>
 
@@ -14,6 +15,7 @@
 #include <charconv>
 #include <cstring>
 #include <limits>
+#include <set>
 
 using namespace bspkit;
 using namespace bspkit::test;
@@ -238,3 +240,67 @@ TEST(RenderCorpusPvs, CullsFacesOnMapsWithVisibility) {
 }
 
 }  // namespace
+
+/// Quake 1 sky layers (model::SkyLayers, render::Options::sky_layers): q1_mp_lobby
+/// with its only texture renamed "sky1" (every face is then sky) and painted, its
+/// left half (the front layer) one index and its right half (the back layer)
+/// another. Every pixel showing the map must be the front colour where the
+/// front is opaque, the back colour where the front is index 0 (clear), and
+/// the flat sky colour with the layers off.
+TEST(RenderCorpusSky, QuakeSkyLayersAreDrawnFrontOverBack) {
+    Bytes bytes = read_corpus(corpus_file("q1_v29/q1_mp_lobby.bsp"));
+    const uint32_t textures = load<uint32_t>(&bytes[4 + 2 * 8]);  // lump 2's offset
+    ASSERT_EQ(load<int32_t>(&bytes[textures]), 2);                  // miptex -1 (none), then the one texture
+    ASSERT_EQ(load<int32_t>(&bytes[textures + 4]), -1);
+    uint8_t* mt = &bytes[textures + load<uint32_t>(&bytes[textures + 8])];
+    ASSERT_EQ(std::string(reinterpret_cast<const char*>(mt)), "128_grey_3");
+    const uint32_t w = load<uint32_t>(mt + 16), h = load<uint32_t>(mt + 20);
+    ASSERT_EQ(w, 128u);
+    std::memset(mt, 0, 16);
+    std::memcpy(mt, "sky1", 4);
+    uint8_t* pixels = mt + load<uint32_t>(mt + 24);
+    const auto& palette = quake1::quake_palette();
+    const auto colour = [&](uint8_t index) {
+        return std::array<uint8_t, 3>{palette[index * 3u], palette[index * 3u + 1], palette[index * 3u + 2]};
+    };
+    const auto frame = [&](uint8_t front, uint8_t back, bool layers, size_t& shown) {
+        for (uint32_t y = 0; y < h; ++y)
+            for (uint32_t x = 0; x < w; ++x) pixels[y * w + x] = x < w / 2 ? front : back;
+        const Bsp bsp = Bsp::parse(bytes, "q1_sky.bsp");
+        const model::Map map = model::build(bsp);
+        EXPECT_TRUE(map.sky_layers.has_value());
+        if (map.sky_layers) {
+            EXPECT_EQ(map.sky_layers->front.width, w / 2);
+            EXPECT_EQ(map.sky_layers->back.height, h);
+            // Clear front texels take the back layer's mean colour, alpha 0.
+            const auto b = colour(back);
+            const std::array<uint8_t, 4> clear{b[0], b[1], b[2], 0};
+            std::array<uint8_t, 4> first{};
+            std::copy_n(map.sky_layers->front.rgba.begin(), 4, first.begin());
+            if (front == 0) EXPECT_EQ(first, clear);
+        }
+        const render::Scene scene = render::Scene::prepare(map, bsp);
+        const auto camera = render::spawn_camera(scene);
+        EXPECT_TRUE(camera.has_value());
+        render::Options o;
+        o.width = 96;
+        o.height = 64;
+        o.threads = 1;
+        o.sky_layers = layers;
+        const render::Frame f = render::render(scene, camera.value_or(render::orbit_camera(scene)), o);
+        std::set<std::array<uint8_t, 3>> seen;
+        shown = 0;
+        for (size_t i = 0; i < f.face.size(); ++i)
+            if (f.face[i] >= 0) {
+                ++shown;
+                seen.insert({f.rgba[i * 4], f.rgba[i * 4 + 1], f.rgba[i * 4 + 2]});
+            }
+        return seen;
+    };
+    size_t shown = 0;
+    using Colours = std::set<std::array<uint8_t, 3>>;
+    EXPECT_EQ(frame(0, 251, true, shown), Colours{colour(251)});   // front clear: the back layer
+    EXPECT_GT(shown, size_t(96 * 64 / 2));
+    EXPECT_EQ(frame(79, 251, true, shown), Colours{colour(79)});   // front opaque: over the back
+    EXPECT_EQ(frame(79, 251, false, shown), (Colours{{110, 150, 205}}));  // the flat colour
+}

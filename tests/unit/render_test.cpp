@@ -241,3 +241,16 @@ TEST(RenderCli, TruncatedMapIsOneLineExitOne) {
 }
 
 }  // namespace
+
+// GLQuake's EmitSkyPolys at time 0: dir.z x 3, then 6 x 63 / |dir| over 128.
+TEST(Render, QuakeSkyLayerUvIsTheEnginesFlattenedSphere) {
+    constexpr float k = 378.0f / 128.0f;
+    EXPECT_EQ(model::sky_layer_uv({0, 0, 1}), (model::Vec2{0, 0}));    // straight up: the layer's corner
+    EXPECT_EQ(model::sky_layer_uv({0, 0, -7}), (model::Vec2{0, 0}));
+    EXPECT_FLOAT_EQ(model::sky_layer_uv({5, 0, 0}).x, k);                // the horizon: 6 x 63 texels out
+    EXPECT_FLOAT_EQ(model::sky_layer_uv({0, -2, 0}).y, -k);
+    EXPECT_FLOAT_EQ(model::sky_layer_uv({1, 0, 1}).x, k / std::sqrt(10.0f));  // z counts three times
+    EXPECT_FLOAT_EQ(model::sky_layer_uv({1, 0, 1}).y, 0.0f);
+    EXPECT_EQ(model::sky_layer_uv({0, 0, 0}), (model::Vec2{0, 0}));
+    EXPECT_EQ(model::sky_layer_uv({std::nanf(""), 0, 1}), (model::Vec2{0, 0}));
+}

@@ -42,6 +42,10 @@ struct DecodedTextures {
     std::vector<model::Texture> textures;  ///< embedded textures that decoded, in directory order
     std::vector<int32_t> by_miptex;        ///< miptex index -> index into textures, -1 when none
     std::vector<Diagnostic> diagnostics;   ///< textures that could not be decoded, and why
+    /// Quake 1 / BSP2: the layers of the last embedded texture named "sky*"
+    /// (GLQuake loads each in turn: the last one is the sky), when its width
+    /// is even; GoldSrc draws a sky box instead.
+    std::optional<model::SkyLayers> sky;
 };
 
 /// Decodes mip level 0 of every embedded texture. Never reads outside the

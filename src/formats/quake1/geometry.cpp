@@ -84,6 +84,7 @@ public:
         if (options_.textures) {
             DecodedTextures decoded = decode_textures(q_);
             out_.textures = std::move(decoded.textures);
+            out_.sky_layers = std::move(decoded.sky);
             texture_of_miptex_ = std::move(decoded.by_miptex);
             for (Diagnostic& d : decoded.diagnostics) out_.diagnostics.push_back(std::move(d));
         }
@@ -268,6 +269,34 @@ private:
     std::optional<luxels::FaceLightmaps> lightmaps_;
 };
 
+/// GLQuake's R_InitSky over a width x height sky texture's indices: the
+/// right half the opaque back layer, the left half the front one, index 0
+/// clear there (the back layer's mean colour, alpha 0).
+model::SkyLayers sky_layers(const uint8_t* indices, uint32_t width, uint32_t height, const uint8_t* colours,
+                            const std::string& name) {
+    const uint32_t half = width / 2;
+    model::SkyLayers sky;
+    sky.front = {name + " (front)", half, height, std::vector<uint8_t>(size_t(half) * height * 4)};
+    sky.back = {name + " (back)", half, height, std::vector<uint8_t>(size_t(half) * height * 4)};
+    uint64_t sum[3] = {0, 0, 0};
+    for (uint32_t y = 0; y < height; ++y) {
+        const uint8_t* row = indices + size_t(y) * width;
+        indexed_to_rgba(row + half, half, colours, false, &sky.back.rgba[size_t(y) * half * 4]);
+        for (uint32_t x = 0; x < half; ++x)
+            for (int c = 0; c < 3; ++c) sum[c] += colours[row[half + x] * 3 + c];
+    }
+    const uint64_t n = std::max<uint64_t>(1, uint64_t(half) * height);
+    const uint8_t mean[4] = {uint8_t(sum[0] / n), uint8_t(sum[1] / n), uint8_t(sum[2] / n), 0};
+    for (uint32_t y = 0; y < height; ++y) {
+        const uint8_t* row = indices + size_t(y) * width;
+        uint8_t* out = &sky.front.rgba[size_t(y) * half * 4];
+        indexed_to_rgba(row, half, colours, false, out);
+        for (uint32_t x = 0; x < half; ++x)
+            if (row[x] == 0) std::copy(mean, mean + 4, out + size_t(x) * 4);
+    }
+    return sky;
+}
+
 }  // namespace
 
 DecodedTextures decode_textures(const Map& map, const Palette& palette) {
@@ -331,6 +360,8 @@ DecodedTextures decode_textures(const Map& map, const Palette& palette) {
         tex.height = m.height;
         tex.rgba.resize(pixels * 4);
         indexed_to_rgba(base + m.offsets[0], pixels, colours, cutout, tex.rgba.data());
+        if (!goldsrc && ascii_lower(m.name).starts_with("sky") && m.width % 2 == 0)
+            out.sky = sky_layers(base + m.offsets[0], m.width, m.height, colours, m.name);
         out.by_miptex[i] = int32_t(out.textures.size());
         out.textures.push_back(std::move(tex));
     }
