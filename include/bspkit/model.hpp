@@ -175,6 +175,53 @@ inline Vec2 sky_layer_uv(Vec3 dir) {
     return {float(x * k), float(y * k)};
 }
 
+/// A sky box: six images around the viewer, in Quake 2's suffix order rt,
+/// bk, lf, ft, up, dn. Quake 2 (worldspawn "sky", env/<sky><suffix>),
+/// Quake 3 (a sky shader's skyParms far box, <box>_<suffix>), GoldSrc
+/// (worldspawn "skyname", gfx/env/<name><suffix>) and Source (worldspawn
+/// "skyname", materials/skybox/<name><suffix>) share its layout (R_DrawSkyBox's
+/// st_to_vec), which sky_box_at() follows. Found on a search path, not in
+/// the map: see textures::resolve().
+struct SkyBox {
+    std::string name;               ///< as the map names it ("unit1_", "env/space1", ...)
+    std::array<Texture, 6> faces;   ///< rt, bk, lf, ft, up, dn
+};
+
+/// Where a view direction meets a sky box: the face (index into
+/// SkyBox::faces) and its texture coordinates (0..1, rows from the top).
+struct SkyBoxPoint {
+    int face = 4;
+    float u = 0.5f, v = 0.5f;
+};
+
+/// R_DrawSkyBox's layout (Quake 2's st_to_vec, skytexorder and MakeSkyVec):
+/// the face the direction's largest component points at; on it, s and t
+/// (-1..1) become u = (s + 1) / 2 and v = 1 - (t + 1) / 2.
+inline SkyBoxPoint sky_box_at(Vec3 d) {
+    const float ax = std::fabs(d.x), ay = std::fabs(d.y), az = std::fabs(d.z);
+    float s = 0, t = 0;
+    int face = 4;
+    if (!(ax > 0 || ay > 0 || az > 0)) return {};  // zero or not a number: the middle of the up face
+    if (ax >= ay && ax >= az) {
+        face = d.x > 0 ? 0 : 2;  // +x: rt (s along -y); -x: lf (s along +y); t along +z
+        s = (d.x > 0 ? -d.y : d.y) / ax;
+        t = d.z / ax;
+    } else if (ay >= az) {
+        face = d.y > 0 ? 1 : 3;  // +y: bk (s along +x); -y: ft (s along -x); t along +z
+        s = (d.y > 0 ? d.x : -d.x) / ay;
+        t = d.z / ay;
+    } else if (d.z > 0) {
+        face = 4;  // up: s along -y, t along -x
+        s = -d.y / az;
+        t = -d.x / az;
+    } else {
+        face = 5;  // dn: s along -y, t along +x
+        s = -d.y / az;
+        t = d.x / az;
+    }
+    return {face, (s + 1) * 0.5f, 1 - (t + 1) * 0.5f};
+}
+
 struct Map {
     Format format = Format::quake1;
     std::vector<Material> materials;
@@ -196,6 +243,8 @@ struct Map {
     /// The sky's own layers when the map holds them (Quake 1 / BSP2 with an
     /// embedded "sky*" texture and BuildOptions::textures).
     std::optional<SkyLayers> sky_layers;
+    /// The sky box, when textures::resolve() found its six images.
+    std::optional<SkyBox> sky_box;
 };
 
 struct BuildOptions {

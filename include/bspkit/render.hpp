@@ -15,8 +15,9 @@
 // or resolved on the search path before prepare(); else a flat colour: Source
 // texdata reflectivity, or a stable colour per material name) times the
 // combined lightmap of all light styles as the engine shows it
-// (bspkit/engine_light.hpp), sky surfaces as the map's own sky where it holds
-// one (Quake 1 / BSP2: the two layers, model::SkyLayers) else one colour, Source static props
+// (bspkit/engine_light.hpp), sky surfaces as the map's sky (Quake 1 / BSP2:
+// its own two layers, model::SkyLayers; the others: the sky box, when
+// textures::resolve() found it, model::SkyBox) else one colour, Source static props
 // as boxes (32 x 32 x 64 units around the placement: the prop's own bounds are
 // in its .mdl, not in the map). Opaque surfaces are culled when they face
 // away, as the engines do; translucent and alpha-tested ones are two-sided.
@@ -74,11 +75,11 @@ struct Options {
     bool translucent = true;       ///< translucent surfaces (false: only what the depth buffer holds shows)
     bool bilinear = true;          ///< false: nearest texel / luxel
     std::array<uint8_t, 4> background{0, 0, 0, 255};
-    std::array<uint8_t, 3> sky{110, 150, 205};  ///< sky surfaces without the map's own sky (or with sky_layers off)
-    /// Quake 1 / BSP2: sky surfaces show the map's sky layers along each
-    /// pixel's view direction as the engine draws them at time 0 (with
-    /// textures on; an orthographic view looks one way: one colour).
-    bool sky_layers = true;
+    std::array<uint8_t, 3> sky{110, 150, 205};  ///< sky surfaces without the map's sky (or with sky_images off)
+    /// Sky surfaces show the map's sky along each pixel's view direction, as
+    /// the engine draws it (Quake 1 layers at time 0, a sky box), with
+    /// textures on; an orthographic view looks one way: one colour.
+    bool sky_images = true;
     /// Overview: surfaces lying entirely above this height are not drawn, nor sky.
     std::optional<float> clip_above;
     bool hide_sky = false;
@@ -133,6 +134,9 @@ public:
     size_t triangle_count() const noexcept;
     /// Why the Scene works without its tree or PVS (an Error's message), if it does.
     const std::vector<std::string>& warnings() const noexcept;
+    /// What sky surfaces show with Options::sky_images: "layers" (Quake 1's
+    /// own), "box" (model::Map::sky_box) or "colour" (Options::sky).
+    std::string_view sky() const noexcept;
 
     struct Impl;
     const Impl& impl() const noexcept { return *impl_; }

@@ -30,6 +30,14 @@
 //     lightmaps lump): maps/<map>/lm_NNNN.tga / .jpg / .png in the same
 //     places; the pages found light their surfaces and are packed into
 //     Map::lightmaps (an empty Map::external_lightmaps: nothing to do).
+//   Sky boxes (SearchPath::sky_box, for pictures of the map): the six images
+//     rt bk lf ft up dn of the box the map names, in the same places as its
+//     textures: Quake 2 env/<worldspawn "sky", default unit1_><suffix>.tga,
+//     then .pcx; Quake 3 <far box>_<suffix>.tga / .jpg / .png (skyParms of
+//     the first sky shader a surface shows); GoldSrc gfx/env/<worldspawn
+//     "skyname", default desert><suffix>.tga; Source the materials
+//     skybox/<worldspawn "skyname", default sky_urb01><suffix>. All six found:
+//     Map::sky_box; else Resolved::sky_box_missing says which and where.
 // Found textures are appended to Map::textures and set Material::texture.
 // A material whose size was unknown (width 0: UVs in texels, Quake 2 and
 // Nightfire) gets the texture's size and its UVs divided by it, so that they
@@ -57,6 +65,7 @@ struct SearchPath {
     bool map_wad_key = true;                       ///< also the WADs named by worldspawn's "wad" key
     std::optional<std::array<uint8_t, 768>> quake_palette;  ///< WAD2 miptex palette (default: Quake's)
     bool textures = true;  ///< the materials' textures (false: only Quake 3 external lightmaps)
+    bool sky_box = false;  ///< also the map's sky box (Map::sky_box), for pictures of the map
 };
 
 /// A material no texture was found (or decoded) for.
@@ -75,6 +84,10 @@ struct Resolved {
     /// the engine draws no image for them, so they are not in `missing`.
     size_t without_image = 0;
     std::vector<Missing> missing;          ///< one per material name, in material order
+    /// SearchPath::sky_box: the box the map names when one of its images was
+    /// not found or not usable ("material": "sky box <name>", where the first
+    /// such face was searched); then Map::sky_box is not set.
+    std::optional<Missing> sky_box_missing;
     std::vector<Diagnostic> diagnostics;   ///< archives that could not be read, and why
 };
 
@@ -136,6 +149,9 @@ model::Texture decode_miptex(ByteSpan data, bool own_palette, const std::array<u
 
 /// The 256-colour palette at the end of a PCX file (0x0C, then 768 bytes).
 std::array<uint8_t, 768> pcx_palette(ByteSpan data, const std::string& name);
+/// An 8-bit PCX image (RLE, one plane, the 256-colour palette at its end), as
+/// Quake 2's env/ sky images: RGBA, opaque.
+model::Texture decode_pcx(ByteSpan data, const std::string& name);
 /// A Quake 2 .wal (100-byte header, 4 mip levels of palette indices).
 model::Texture decode_wal(ByteSpan data, const std::array<uint8_t, 768>& palette, const std::string& name);
 /// TGA, JPEG or PNG (stb_image).
@@ -150,6 +166,7 @@ model::Texture decode_vtf(ByteSpan data, const std::string& name);
 /// has `surfaceparm nodraw`.
 struct ShaderImage {
     std::string shader;
+    std::string far_box;  ///< skyParms' far box ("env/space1"), empty when none or "-"
     /// Empty when the shader names no image: the engine draws none for it
     /// (nodraw, and shaders with no stage, which ioquake3 draws as fog only).
     std::string image;

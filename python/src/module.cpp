@@ -183,12 +183,14 @@ struct Search {
 /// textures::resolve() into `map` when the search was given (`textures`
 /// false: only the external lightmaps, as the CLI's lightmaps verb); the
 /// archives it could not read join the map's diagnostics.
-textures::Resolved resolve_into(model::Map& map, const Bsp& bsp, const Search& search, bool textures) {
+textures::Resolved resolve_into(model::Map& map, const Bsp& bsp, const Search& search, bool textures,
+                                bool sky_box = false) {
     if (!search.given()) return {};
     textures::SearchPath path;
     path.wads = search.wads;
     path.game_dirs = search.game_dirs;
     path.textures = textures;
+    path.sky_box = sky_box;
     textures::Resolved r = textures::resolve(map, bsp, path);
     map.diagnostics.insert(map.diagnostics.end(), r.diagnostics.begin(), r.diagnostics.end());
     return r;
@@ -762,7 +764,8 @@ PYBIND11_MODULE(_bspkit, m) {
                 o.width = width, o.height = height, o.pvs = pvs, o.textures = textures, o.lightmaps = lightmaps;
                 o.threads = threads;
                 model::Map map = model::build(s.bsp, build_options(true, textures, true, -1, false));
-                if (textures || lightmaps) resolve_into(map, s.bsp, {wads, game_dirs}, textures);
+                if (textures || lightmaps)
+                    resolve_into(map, s.bsp, {wads, game_dirs}, textures, textures && view != "overview");
                 const render::Scene scene = render::Scene::prepare(std::move(map), s.bsp, o);
                 render::Camera cam;
                 if (camera) {

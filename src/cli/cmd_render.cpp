@@ -91,7 +91,7 @@ int run_render(const RenderArgs& a) {
     options.lightmap_only = a.lightmap_only;
     options.textures = !a.no_textures;
     options.lightmaps = !a.no_lightmaps;
-    options.sky_layers = !a.flat_sky;
+    options.sky_images = !a.flat_sky;
     options.props = !a.no_props;
 
     const Bsp bsp = open_for_geometry(a.file);
@@ -102,6 +102,7 @@ int run_render(const RenderArgs& a) {
     if (a.texture_search.given() && (options.textures || options.lightmaps)) {
         textures::SearchPath path;
         path.textures = options.textures;
+        path.sky_box = options.textures && options.sky_images && !a.overview;  // the overview hides the sky
         resolve_textures_reporting(map, bsp, a.texture_search, path);
     }
     print_diagnostics(a.file, map.diagnostics);  // after the search: it may find what the build left out
@@ -153,6 +154,9 @@ int run_render(const RenderArgs& a) {
               {"orthographic", camera->orthographic},
               {"fov", camera->fov}}},
             {"pvs", options.pvs},
+            {"sky", options.hide_sky ? std::string_view("hidden")
+                    : options.sky_images && options.textures && !options.lightmap_only ? scene.sky()
+                                                                                      : std::string_view("colour")},
             {"camera_leaf", st.camera_leaf},
             {"camera_cluster", st.camera_cluster},
             {"clusters", {{"total", st.clusters}, {"drawn", st.clusters_visible}, {"culled", st.clusters - st.clusters_visible}}},
@@ -186,7 +190,7 @@ void add_render(CLI::App& app, Action& action) {
     cmd->add_flag("--no-textures", a->no_textures, "Flat colours instead of textures");
     cmd->add_flag("--no-lightmaps", a->no_lightmaps, "Textures fullbright");
     cmd->add_flag("--no-props", a->no_props, "Leave out Source static prop boxes");
-    cmd->add_flag("--flat-sky", a->flat_sky, "Sky surfaces in one colour (default for Quake 1 / BSP2: the map's own sky layers)");
+    cmd->add_flag("--flat-sky", a->flat_sky, "Sky surfaces in one colour (default: the map's sky: Quake 1 / BSP2 its own layers, the others the sky box found with --game-dir)");
     cmd->add_option("--threads", a->threads, "Threads (default: all cores)");
     cmd->add_flag("--json", a->json, "Print the view and what was drawn and culled as JSON");
     add_texture_search_options(cmd, a->texture_search);

@@ -26,6 +26,18 @@ nlohmann::json resolve_textures_reporting(model::Map& map, const Bsp& bsp, const
     for (const std::string& d : args.game_dirs) path.game_dirs.emplace_back(d);
     const textures::Resolved r = textures::resolve(map, bsp, path);
     print_diagnostics(bsp.file_name(), r.diagnostics);
+    if (r.sky_box_missing) {
+        const textures::Missing& m = *r.sky_box_missing;
+        std::string why;
+        if (!m.problem.empty()) {
+            why = "not used: " + zip::printable(m.problem);
+        } else if (verbose()) {
+            for (const std::string& p : m.searched) why += (why.empty() ? "not found; searched " : ", ") + zip::printable(p);
+        } else {
+            why = "not found (" + std::to_string(m.searched.size()) + " places searched; --verbose lists them)";
+        }
+        fmt::print(stderr, "{}: {} {}; the sky is drawn in one colour\n", bsp.file_name(), zip::printable(m.material), why);
+    }
     if (r.lightmap_pages > 0)
         fmt::print(stderr, "{}: {} lightmap pages loaded from outside the map (maps/.../lm_NNNN)\n", bsp.file_name(),
                    r.lightmap_pages);

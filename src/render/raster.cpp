@@ -427,16 +427,28 @@ private:
         return &chain[size_t(std::min<int>(l, int(chain.size()) - 1))];
     }
 
+    /// The view direction through pixel (x, y).
+    Vec3 view_direction(int x, int y) const {
+        if (!persp_) return fwd_;
+        const float rx = (float(x) + 0.5f - float(w_) * 0.5f) / focal_;
+        const float ry = (float(y) + 0.5f - float(h_) * 0.5f) / focal_;
+        return fwd_ + right_ * rx - up_ * ry;
+    }
+
+    /// The map's sky box along pixel (x, y)'s view direction, each face's
+    /// texels clamped half a texel inside its edges (as GL_CLAMP with
+    /// Quake 2's sky_min / sky_max), so that no face filters in the opposite edge.
+    Sample sky_box(int x, int y) const {
+        const model::SkyBoxPoint p = model::sky_box_at(view_direction(x, y));
+        const model::Texture& t = s_.sky_box->faces[size_t(p.face)];
+        const float hu = 0.5f / float(t.width), hv = 0.5f / float(t.height);
+        return sample_texture(t, std::clamp(p.u, hu, 1 - hu), std::clamp(p.v, hv, 1 - hv), o_.bilinear);
+    }
+
     /// The map's sky layers along pixel (x, y)'s view direction: the front
     /// layer over the back one, as GLQuake blends them.
     Sample sky_layers(int x, int y) const {
-        Vec3 dir = fwd_;
-        if (persp_) {
-            const float rx = (float(x) + 0.5f - float(w_) * 0.5f) / focal_;
-            const float ry = (float(y) + 0.5f - float(h_) * 0.5f) / focal_;
-            dir = fwd_ + right_ * rx - up_ * ry;
-        }
-        const model::Vec2 uv = model::sky_layer_uv(dir);
+        const model::Vec2 uv = model::sky_layer_uv(view_direction(x, y));
         const Sample front = sample_texture(s_.sky_layers->front, uv.x, uv.y, o_.bilinear);
         const Sample back = sample_texture(s_.sky_layers->back, uv.x, uv.y, o_.bilinear);
         const float a = std::clamp(front.a / 255.0f, 0.0f, 1.0f);
@@ -448,7 +460,14 @@ private:
         const Draw& d = s_.draws[t.draw];
         const MaterialInfo& m = s_.materials[d.material];
         if (m.sky) {
-            if (s_.sky_layers && o_.sky_layers && o_.textures && !o_.lightmap_only) return sky_layers(x, y);
+            if (o_.sky_images && o_.textures && !o_.lightmap_only) {
+                if (s_.sky_layers) return sky_layers(x, y);
+                if (s_.sky_box) {
+                    Sample c = sky_box(x, y);
+                    c.a = 255;
+                    return c;
+                }
+            }
             return {float(o_.sky[0]), float(o_.sky[1]), float(o_.sky[2]), 255};
         }
         Sample c{255, 255, 255, 255};

@@ -91,6 +91,9 @@ std::pair<Vec3, Vec3> Scene::bounds() const noexcept { return {impl_->mins, impl
 const std::vector<Entity>& Scene::entities() const noexcept { return impl_->entities; }
 size_t Scene::triangle_count() const noexcept { return impl_->tris.size(); }
 const std::vector<std::string>& Scene::warnings() const noexcept { return impl_->warnings; }
+std::string_view Scene::sky() const noexcept {
+    return impl_->sky_layers ? "layers" : impl_->sky_box ? "box" : "colour";
+}
 
 Scene Scene::prepare(const model::Map& map, const Bsp& bsp, const Options& light) {
     auto s = std::make_unique<Impl>();
@@ -119,7 +122,11 @@ Scene Scene::prepare(const model::Map& map, const Bsp& bsp, const Options& light
         const bool usable = m.texture >= 0 && size_t(m.texture) < s->textures.size() && !s->textures[size_t(m.texture)].empty();
         s->materials.push_back(material_info(map, m, usable ? m.texture : -1));
     }
-    if (map.sky_layers && map.sky_layers->front.width && map.sky_layers->front.height) s->sky_layers = map.sky_layers;
+    const auto usable = [](const model::Texture& t) {
+        return t.width && t.height && t.rgba.size() == size_t(t.width) * t.height * 4;
+    };
+    if (map.sky_layers && usable(map.sky_layers->front) && usable(map.sky_layers->back)) s->sky_layers = map.sky_layers;
+    if (map.sky_box && std::all_of(map.sky_box->faces.begin(), map.sky_box->faces.end(), usable)) s->sky_box = map.sky_box;
     s->light_raw = model::combined_lightmap(map);
     s->light_engine = s->light_raw;
     model::shade_lightmap(map.format, light.engine_light, light.exposure, s->light_engine);

@@ -45,6 +45,52 @@ std::array<uint8_t, 768> pcx_palette(ByteSpan data, const std::string& name) {
     return palette;
 }
 
+model::Texture decode_pcx(ByteSpan data, const std::string& name) {
+    const std::array<uint8_t, 768> palette = pcx_palette(data, name);  // checks the header's first byte and the size
+    const auto u16 = [&](size_t at) { return uint32_t(data[at]) | uint32_t(data[at + 1]) << 8; };
+    // Quake 2's LoadPCX checks neither the planes byte nor the row length:
+    // 0 planes is taken for 1, and rows shorter than the window for none.
+    if (data[2] != 1 || data[3] != 8 || data[65] > 1)
+        throw Error({name, "", 2}, "not an 8-bit run-length PCX with one plane (encoding " + std::to_string(data[2]) +
+                                       ", " + std::to_string(data[3]) + " bits, " + std::to_string(data[65]) +
+                                       " planes)");
+    const uint32_t x0 = u16(4), y0 = u16(6), x1 = u16(8), y1 = u16(10);
+    if (x1 < x0 || y1 < y0 || x1 - x0 + 1 > kMaxSide || y1 - y0 + 1 > kMaxSide)
+        throw Error({name, "", 4}, "PCX window " + std::to_string(x0) + "," + std::to_string(y0) + " - " +
+                                       std::to_string(x1) + "," + std::to_string(y1) + " is not 1.." +
+                                       std::to_string(kMaxSide) + " on a side");
+    const uint32_t w = x1 - x0 + 1, h = y1 - y0 + 1;
+    const uint32_t line = std::max(u16(66), w);  // bytes a row takes, padding included
+    // The run-length stream, row after row of `line` bytes (a run may go on
+    // into the next row), between the header and the palette.
+    const size_t end = data.size() - 769;
+    std::vector<uint8_t> indices(size_t(line) * h);
+    size_t at = 128, out = 0;
+    while (out < indices.size()) {
+        if (at >= end)
+            throw Error({name, "", int64_t(at)}, "PCX pixels end after " + std::to_string(out) + " of " +
+                                                     std::to_string(indices.size()) + " bytes");
+        uint8_t value = data[at++];
+        size_t run = 1;
+        if ((value & 0xC0) == 0xC0) {
+            run = value & 0x3F;
+            if (at >= end) throw Error({name, "", int64_t(at)}, "PCX run without its value");
+            value = data[at++];
+        }
+        run = std::min(run, indices.size() - out);
+        std::fill_n(indices.begin() + ptrdiff_t(out), run, value);
+        out += run;
+    }
+    model::Texture tex;
+    tex.name = name;
+    tex.width = w;
+    tex.height = h;
+    tex.rgba.resize(size_t(w) * h * 4);
+    for (uint32_t y = 0; y < h; ++y)
+        indexed_to_rgba(&indices[size_t(y) * line], w, palette.data(), false, &tex.rgba[size_t(y) * w * 4]);
+    return tex;
+}
+
 model::Texture decode_wal(ByteSpan data, const std::array<uint8_t, 768>& palette, const std::string& name) {
     const auto h = record_at<miptex_wal_t>(data, 0, name, "WAL header");
     if (h.width == 0 || h.height == 0 || h.width > kMaxSide || h.height > kMaxSide)

@@ -466,6 +466,87 @@ private:
         return l;
     }
 
+public:
+    // --- sky boxes --------------------------------------------------------------
+
+    /// The sky box the map names (see model::SkyBox and "Sky boxes" in
+    /// bspkit/textures.hpp), its six images found and decoded; nullopt when
+    /// the family has none or the map names none, with `missing` set when an
+    /// image was not found or not usable. `budget`: decoded bytes left.
+    std::optional<model::SkyBox> find_sky_box(std::optional<Missing>& missing, uint64_t budget) {
+        static constexpr const char* kSuffixes[6] = {"rt", "bk", "lf", "ft", "up", "dn"};
+        const auto worldspawn = [&](std::string_view key, std::string fallback) {
+            if (!map_.entities.empty())
+                for (const KeyValue& kv : map_.entities[0].pairs)
+                    if (ascii_lower(kv.key) == key && !kv.value.empty()) return kv.value;
+            return fallback;
+        };
+        model::SkyBox box;
+        std::function<Lookup(const char*)> face;
+        const auto images = [&](std::string_view archives, std::string stem, std::vector<std::string> extensions) {
+            return [this, archives, stem = std::move(stem), extensions = std::move(extensions)](const char* suffix) {
+                Lookup l;
+                std::vector<std::string> candidates;
+                for (const std::string& e : extensions) candidates.push_back(zip::engine_name(stem + suffix + e));
+                if (const auto f = first(game_places(archives, true), candidates, l)) {
+                    const bool pcx = f->second.size() >= 4 && ascii_lower(f->second.substr(f->second.size() - 4)) == ".pcx";
+                    decode_into(l, *f, [&](const Bytes& b, const std::string& n) {
+                        return pcx ? decode_pcx(b, n) : decode_image(b, n);
+                    });
+                }
+                return l;
+            };
+        };
+        switch (map_.format) {
+            case Format::quake2:
+                box.name = worldspawn("sky", "unit1_");  // the game's default (SP_worldspawn)
+                face = images(".pak", "env/" + box.name, {".tga", ".pcx"});
+                break;
+            case Format::goldsrc:
+                box.name = worldspawn("skyname", "desert");  // sv_skyname's default
+                face = images(".pak", "gfx/env/" + box.name, {".tga"});
+                break;
+            case Format::source:
+                box.name = worldspawn("skyname", "sky_urb01");  // sv_skyname's default
+                face = [this, name = box.name](const char* suffix) { return find_source("skybox/" + name + suffix); };
+                break;
+            case Format::quake3: {
+                // The first sky shader a surface shows that has a far box.
+                std::vector<bool> shown(map_.materials.size(), false);
+                for (const model::Model& m : map_.models)
+                    for (const model::Surface& s : m.surfaces)
+                        if (s.material < shown.size()) shown[s.material] = true;
+                for (size_t i = 0; i < map_.materials.size() && box.name.empty(); ++i) {
+                    if (!shown[i] || !(map_.materials[i].flags & model::kSky)) continue;
+                    const auto it = shaders().find(zip::engine_name(map_.materials[i].name));
+                    if (it != shaders().end()) box.name = it->second.far_box;
+                }
+                if (box.name.empty()) return std::nullopt;
+                face = images(".pk3", box.name + "_", {".tga", ".jpg", ".png"});
+                break;
+            }
+            default:
+                return std::nullopt;
+        }
+        for (size_t i = 0; i < 6; ++i) {
+            Lookup l = face(kSuffixes[i]);
+            if (l.texture && l.texture->rgba.size() > budget) {
+                l.problem = "not decoded: the textures of this map already take the budget of " +
+                            std::to_string(kMaxDecodedBytes >> 20) + " MiB";
+                l.texture.reset();
+            }
+            if (!l.texture) {
+                missing = Missing{"sky box " + box.name + " (" + kSuffixes[i] + ")", std::move(l.searched),
+                                  std::move(l.problem)};
+                return std::nullopt;
+            }
+            budget -= l.texture->rgba.size();
+            box.faces[i] = std::move(*l.texture);
+        }
+        return box;
+    }
+
+private:
     const Bsp& bsp_;
     const model::Map& map_;
     const SearchPath& path_;
@@ -655,6 +736,8 @@ Resolved resolve(model::Map& map, const Bsp& bsp, const SearchPath& path) {
             }
     }
     attach_external_lightmaps(map, resolver, out, decoded_bytes);
+    if (path.sky_box && !map.sky_box)
+        map.sky_box = resolver.find_sky_box(out.sky_box_missing, kMaxDecodedBytes - std::min(decoded_bytes, kMaxDecodedBytes));
     return out;
 }
 

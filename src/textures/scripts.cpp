@@ -92,7 +92,7 @@ std::vector<ShaderImage> parse_shaders(std::string_view text) {
                 const std::string chosen = !image.empty()     ? image
                                            : !far_box.empty() ? far_box + "_up.tga"
                                                               : editor_image;
-                out.push_back({name, chosen, nodraw});
+                out.push_back({name, far_box, chosen, nodraw});
                 name.clear();
             }
             depth = std::max(0, depth - 1);

@@ -4,10 +4,13 @@
 // lightmap UVs, and the spawn view, overview and thumbnail show the map.
 #include "corpus.hpp"
 #include "render_checks.hpp"
+#include "run.hpp"
+#include "texture_files.hpp"
 
 #include <bspkit/bsp.hpp>
 #include <bspkit/formats/quake1_textures.hpp>
 #include <bspkit/render.hpp>
+#include <bspkit/textures.hpp>
 #include <bspkit/visibility.hpp>
 
 #include <gtest/gtest.h>
@@ -15,6 +18,7 @@
 #include <charconv>
 #include <cstring>
 #include <limits>
+#include <numbers>
 #include <set>
 
 using namespace bspkit;
@@ -241,7 +245,7 @@ TEST(RenderCorpusPvs, CullsFacesOnMapsWithVisibility) {
 
 }  // namespace
 
-/// Quake 1 sky layers (model::SkyLayers, render::Options::sky_layers): q1_mp_lobby
+/// Quake 1 sky layers (model::SkyLayers, render::Options::sky_images): q1_mp_lobby
 /// with its only texture renamed "sky1" (every face is then sky) and painted, its
 /// left half (the front layer) one index and its right half (the back layer)
 /// another. Every pixel showing the map must be the front colour where the
@@ -277,7 +281,9 @@ TEST(RenderCorpusSky, QuakeSkyLayersAreDrawnFrontOverBack) {
             const std::array<uint8_t, 4> clear{b[0], b[1], b[2], 0};
             std::array<uint8_t, 4> first{};
             std::copy_n(map.sky_layers->front.rgba.begin(), 4, first.begin());
-            if (front == 0) EXPECT_EQ(first, clear);
+            if (front == 0) {
+                EXPECT_EQ(first, clear);
+            }
         }
         const render::Scene scene = render::Scene::prepare(map, bsp);
         const auto camera = render::spawn_camera(scene);
@@ -286,7 +292,7 @@ TEST(RenderCorpusSky, QuakeSkyLayersAreDrawnFrontOverBack) {
         o.width = 96;
         o.height = 64;
         o.threads = 1;
-        o.sky_layers = layers;
+        o.sky_images = layers;
         const render::Frame f = render::render(scene, camera.value_or(render::orbit_camera(scene)), o);
         std::set<std::array<uint8_t, 3>> seen;
         shown = 0;
@@ -303,4 +309,99 @@ TEST(RenderCorpusSky, QuakeSkyLayersAreDrawnFrontOverBack) {
     EXPECT_GT(shown, size_t(96 * 64 / 2));
     EXPECT_EQ(frame(79, 251, true, shown), Colours{colour(79)});   // front opaque: over the back
     EXPECT_EQ(frame(79, 251, false, shown), (Colours{{110, 150, 205}}));  // the flat colour
+}
+
+/// Sky boxes (model::SkyBox via textures::resolve, render::Options::sky_images):
+/// q2_base1 names "unit1_"; a game folder holds its six images, each one colour.
+/// From the spawn, looking around and up, every sky pixel must be the colour
+/// of the face its view direction meets (model::sky_box_at), and the sky
+/// must show several faces; with the images off, the flat colour.
+TEST(RenderCorpusSky, SkyBoxFaceAlongEachPixelsViewDirection) {
+    const std::string dir = temp_dir("render-skybox");
+    const auto colour = [](size_t face) { return std::array<uint8_t, 3>{uint8_t(40 * face + 10), uint8_t(200 - 30 * face), 77}; };
+    const char* suffixes[6] = {"rt", "bk", "lf", "ft", "up", "dn"};
+    for (size_t i = 0; i < 6; ++i) {
+        Bytes tga = {0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 4, 0, 32, 0x28};
+        for (int p = 0; p < 16; ++p) tga.insert(tga.end(), {colour(i)[2], colour(i)[1], colour(i)[0], 255});
+        write_bytes(std::filesystem::path(dir) / "env" / (std::string("unit1_") + suffixes[i] + ".tga"), tga);
+    }
+    const Bsp bsp = Bsp::open(corpus_file("q2_v38/q2_base1.bsp").path);
+    model::Map map = model::build(bsp);
+    textures::SearchPath path;
+    path.game_dirs = {dir};
+    path.sky_box = true;
+    const textures::Resolved r = textures::resolve(map, bsp, path);
+    ASSERT_FALSE(r.sky_box_missing.has_value()) << r.sky_box_missing->material;
+    ASSERT_TRUE(map.sky_box.has_value());
+    std::vector<bool> sky_face;
+    for (const model::Surface& s : map.models[0].surfaces)
+        if (s.face >= 0 && s.material < map.materials.size() && (map.materials[s.material].flags & model::kSky)) {
+            if (size_t(s.face) >= sky_face.size()) sky_face.resize(size_t(s.face) + 1, false);
+            sky_face[size_t(s.face)] = true;
+        }
+    const render::Scene scene = render::Scene::prepare(map, bsp);
+    EXPECT_EQ(scene.sky(), "box");
+    // Cameras in the open 48 units in front of sky surfaces, looking at them
+    // and 50 degrees either side (the spawn of this map sees no sky).
+    const query::World world = query::World::prepare(bsp);
+    std::vector<render::Camera> cameras;
+    for (const model::Surface& s : map.models[0].surfaces) {
+        if (cameras.size() >= 12) break;
+        if (s.face < 0 || size_t(s.face) >= sky_face.size() || !sky_face[size_t(s.face)] || s.indices.size() < 3) continue;
+        const model::Vec3 a = s.vertices[s.indices[0]].position, b = s.vertices[s.indices[1]].position,
+                          c = s.vertices[s.indices[2]].position;
+        model::Vec3 n = model::normalized(model::cross(b - a, c - a));
+        model::Vec3 centre{};
+        for (const model::Vertex& v : s.vertices) centre = centre + v.position * (1.0f / float(s.vertices.size()));
+        render::Camera cam;
+        cam.position = centre + n * 48.0f;
+        if (world.leaf_at(cam.position).contents.solid()) {  // the winding's normal may face either way
+            n = n * -1.0f;
+            cam.position = centre + n * 48.0f;
+            if (world.leaf_at(cam.position).contents.solid()) continue;
+        }
+        const float deg = 180.0f / float(std::numbers::pi);
+        cam.pitch = std::asin(std::clamp(n.z, -1.0f, 1.0f)) * deg;
+        for (float turn : {-50.0f, 0.0f, 50.0f}) {
+            cam.yaw = std::atan2(-n.y, -n.x) * deg + turn;
+            cameras.push_back(cam);
+        }
+    }
+    ASSERT_FALSE(cameras.empty());
+    render::Options o;
+    o.width = 96;
+    o.height = 64;
+    o.threads = 1;
+    o.pvs = false;
+    size_t sky_pixels = 0, wrong = 0, flat = 0;
+    std::set<int> faces_seen;
+    for (const render::Camera& cam : cameras) {
+        model::Vec3 fwd, right, up;
+        cam.basis(fwd, right, up);
+        const float focal = float(o.width) / 2 / std::tan(cam.fov * float(std::numbers::pi) / 360);
+        for (bool images : {true, false}) {
+            o.sky_images = images;
+            const render::Frame f = render::render(scene, cam, o);
+            for (uint32_t y = 0; y < f.height; ++y)
+                for (uint32_t x = 0; x < f.width; ++x) {
+                    const size_t i = size_t(y) * f.width + x;
+                    if (f.face[i] < 0 || size_t(f.face[i]) >= sky_face.size() || !sky_face[size_t(f.face[i])]) continue;
+                    const std::array<uint8_t, 3> got{f.rgba[i * 4], f.rgba[i * 4 + 1], f.rgba[i * 4 + 2]};
+                    if (!images) {
+                        flat += got == std::array<uint8_t, 3>{110, 150, 205};
+                        continue;
+                    }
+                    const float rx = (float(x) + 0.5f - float(o.width) / 2) / focal;
+                    const float ry = (float(y) + 0.5f - float(o.height) / 2) / focal;
+                    const model::SkyBoxPoint p = model::sky_box_at(fwd + right * rx - up * ry);
+                    ++sky_pixels;
+                    faces_seen.insert(p.face);
+                    wrong += got != colour(size_t(p.face));
+                }
+        }
+    }
+    EXPECT_GT(sky_pixels, 2000u);
+    EXPECT_EQ(wrong, 0u) << "of " << sky_pixels;
+    EXPECT_EQ(flat, sky_pixels);
+    EXPECT_GE(faces_seen.size(), 4u);
 }

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <random>
 #include <set>
 
 using namespace bspkit;
@@ -253,4 +254,42 @@ TEST(Render, QuakeSkyLayerUvIsTheEnginesFlattenedSphere) {
     EXPECT_FLOAT_EQ(model::sky_layer_uv({1, 0, 1}).y, 0.0f);
     EXPECT_EQ(model::sky_layer_uv({0, 0, 0}), (model::Vec2{0, 0}));
     EXPECT_EQ(model::sky_layer_uv({std::nanf(""), 0, 1}), (model::Vec2{0, 0}));
+}
+
+// model::sky_box_at() against Quake 2's R_DrawSkyBox tables: st_to_vec (axis
+// -> where s, t and the box's distance go) and skytexorder (axis -> image of
+// rt bk lf ft up dn); MakeSkyVec's u = (s + 1) / 2, v = 1 - (t + 1) / 2. For
+// directions all around, the face and (u, v) found must lead back along the
+// same direction.
+TEST(Render, SkyBoxFaceAndTexelFollowQuake2sTables) {
+    constexpr int st_to_vec[6][3] = {{3, -1, 2}, {-3, 1, 2}, {1, 3, 2}, {-1, -3, 2}, {-2, -1, 3}, {2, -1, -3}};
+    constexpr int skytexorder[6] = {0, 2, 1, 3, 4, 5};
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> d(-1, 1);
+    std::array<int, 6> hits{};
+    for (int i = 0; i < 20000; ++i) {
+        const model::Vec3 dir{d(rng), d(rng), d(rng)};
+        const model::SkyBoxPoint p = model::sky_box_at(dir);
+        ASSERT_GE(p.face, 0);
+        ASSERT_LT(p.face, 6);
+        ++hits[size_t(p.face)];
+        EXPECT_GE(p.u, 0.0f);
+        EXPECT_LE(p.u, 1.0f);
+        EXPECT_GE(p.v, 0.0f);
+        EXPECT_LE(p.v, 1.0f);
+        int axis = 0;
+        while (skytexorder[axis] != p.face) ++axis;
+        const float b[3] = {2 * p.u - 1, 1 - 2 * p.v, 1};  // s, t, the box's side
+        float v[3];
+        for (int j = 0; j < 3; ++j) {
+            const int k = st_to_vec[axis][j];
+            v[j] = k < 0 ? -b[-k - 1] : b[k - 1];
+        }
+        const model::Vec3 back{v[0], v[1], v[2]};
+        const model::Vec3 n = model::normalized(dir), m = model::normalized(back);
+        EXPECT_GT(model::dot(n, m), 0.99999f) << dir.x << " " << dir.y << " " << dir.z << " face " << p.face;
+    }
+    for (int f = 0; f < 6; ++f) EXPECT_GT(hits[size_t(f)], 2000) << f;
+    EXPECT_EQ(model::sky_box_at({0, 0, 0}).face, 4);
+    EXPECT_EQ(model::sky_box_at({std::nanf(""), 0, 0}).face, 4);
 }

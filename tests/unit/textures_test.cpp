@@ -548,3 +548,179 @@ TEST(Textures, WadKeyEntriesAreTheKeysFileNames) {
     EXPECT_TRUE(textures::is_wad_key("wad") && textures::is_wad_key("_WAD"));
     EXPECT_FALSE(textures::is_wad_key("wads") || textures::is_wad_key("message"));
 }
+
+namespace {
+
+/// A w x h uncompressed 32-bit TGA (top-down) of one colour.
+Bytes solid_tga(uint8_t r, uint8_t g, uint8_t b, uint16_t w = 2, uint16_t h = 2) {
+    Bytes t = {0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, uint8_t(w), uint8_t(w >> 8), uint8_t(h), uint8_t(h >> 8), 32, 0x28};
+    for (int p = 0; p < w * h; ++p) t.insert(t.end(), {b, g, r, 255});
+    return t;
+}
+
+constexpr const char* kSkySuffixes[6] = {"rt", "bk", "lf", "ft", "up", "dn"};
+
+std::array<uint8_t, 4> sky_colour(size_t face) { return {uint8_t(40 * face + 10), uint8_t(200 - 30 * face), 77, 255}; }
+
+void set_worldspawn(model::Map& map, std::vector<KeyValue> pairs) {
+    pairs.insert(pairs.begin(), {"classname", "worldspawn"});
+    map.entities.assign(1, Entity{std::move(pairs), -1});
+}
+
+}  // namespace
+
+// PCX as Quake 2's env/ images: RLE runs (also across rows), rows padded to
+// bytes_per_line, the palette at the end; hostile headers and truncation are errors.
+TEST(Textures, PcxDecodesRunsRowsAndItsPalette) {
+    std::array<uint8_t, 768> palette{};
+    for (size_t i = 0; i < 256; ++i) palette[i * 3] = uint8_t(i), palette[i * 3 + 1] = uint8_t(255 - i), palette[i * 3 + 2] = 9;
+    Bytes pcx(128, 0);
+    pcx[0] = 0x0A, pcx[1] = 5, pcx[2] = 1, pcx[3] = 8;
+    pcx[8] = 2;              // xmax: 3 wide
+    pcx[10] = 1;             // ymax: 2 high
+    pcx[65] = 1, pcx[66] = 4;  // one plane, 4 bytes a row
+    // Row 0: 5, 6, 6, (pad 6); row 1: 6 (the run goes on), 7, 0xC1 as a literal through a run of 1, pad.
+    pcx.insert(pcx.end(), {5, 0xC4, 6, 7, 0xC1, 0xC1, 0xC1, 0});
+    pcx.push_back(0x0C);
+    pcx.insert(pcx.end(), palette.begin(), palette.end());
+    const model::Texture t = textures::decode_pcx(pcx, "x.pcx");
+    ASSERT_EQ(t.width, 3u);
+    ASSERT_EQ(t.height, 2u);
+    const auto c = [&](uint8_t i) { return std::array<uint8_t, 4>{i, uint8_t(255 - i), 9, 255}; };
+    EXPECT_EQ(pixel(t, 0, 0), c(5));
+    EXPECT_EQ(pixel(t, 2, 0), c(6));
+    EXPECT_EQ(pixel(t, 0, 1), c(6));
+    EXPECT_EQ(pixel(t, 1, 1), c(7));
+    EXPECT_EQ(pixel(t, 2, 1), c(0xC1));
+    Bytes cut = pcx;
+    cut.erase(cut.begin() + 130, cut.begin() + 136);  // pixels end early
+    EXPECT_THROW(textures::decode_pcx(cut, "cut.pcx"), Error);
+    Bytes wide = pcx;
+    wide[9] = 0x40;  // xmax 16386
+    EXPECT_THROW(textures::decode_pcx(wide, "wide.pcx"), Error);
+    Bytes planes = pcx;
+    planes[65] = 3;
+    EXPECT_THROW(textures::decode_pcx(planes, "rgb.pcx"), Error);
+    Bytes bits = pcx;
+    bits[3] = 4;
+    EXPECT_THROW(textures::decode_pcx(bits, "4bit.pcx"), Error);
+}
+
+// Each family's sky box (SearchPath::sky_box): its name from the map (or the
+// game's default), the six images in the order rt bk lf ft up dn, from where
+// the engine loads them; a face not found leaves no box and says where it was searched.
+TEST(Textures, SkyBoxesAreFoundWhereEachEngineLoadsThem) {
+    textures::SearchPath path;
+    path.sky_box = true;
+    const auto faces_are = [](const model::Map& map, const std::string& name) {
+        ASSERT_TRUE(map.sky_box.has_value());
+        EXPECT_EQ(map.sky_box->name, name);
+        for (size_t i = 0; i < 6; ++i) EXPECT_EQ(pixel(map.sky_box->faces[i], 1, 1), sky_colour(i)) << kSkySuffixes[i];
+    };
+    {  // Quake 2: env/<sky><suffix>.tga, else .pcx (dn here)
+        const std::string dir = temp_dir("sky-q2");
+        std::array<uint8_t, 768> palette{};
+        const auto dn = sky_colour(5);
+        for (size_t i = 0; i < 256; ++i) std::copy_n(dn.begin(), 3, &palette[i * 3]);
+        Bytes pcx = make_pcx(palette);  // 1 x 1
+        for (size_t i = 0; i < 5; ++i) {
+            const auto c = sky_colour(i);
+            write_bytes(fs::path(dir) / "env" / (std::string("unit9_") + kSkySuffixes[i] + ".tga"), solid_tga(c[0], c[1], c[2]));
+        }
+        write_bytes(fs::path(dir) / "env/unit9_dn.pcx", pcx);
+        const Bsp bsp = Bsp::parse(testmaps::Quake2Map().build(), "q2.bsp");
+        model::Map map = model::build(bsp);
+        set_worldspawn(map, {{"Sky", "unit9_"}});  // engines read keys case-insensitively
+        path.game_dirs = {dir};
+        const auto r = textures::resolve(map, bsp, path);
+        EXPECT_FALSE(r.sky_box_missing.has_value()) << r.sky_box_missing->material << ": " << r.sky_box_missing->problem;
+        ASSERT_TRUE(map.sky_box.has_value());
+        EXPECT_EQ(map.sky_box->faces[5].width, 1u);  // the PCX
+        map.sky_box->faces[5] = {"dn", 2, 2, {}};
+        for (int p = 0; p < 4; ++p) map.sky_box->faces[5].rgba.insert(map.sky_box->faces[5].rgba.end(), dn.begin(), dn.end());
+        faces_are(map, "unit9_");
+        // Without the key: the game's default, unit1_, which this folder lacks.
+        model::Map plain = model::build(bsp);
+        set_worldspawn(plain, {});
+        const auto none = textures::resolve(plain, bsp, path);
+        EXPECT_FALSE(plain.sky_box.has_value());
+        ASSERT_TRUE(none.sky_box_missing.has_value());
+        EXPECT_EQ(none.sky_box_missing->material, "sky box unit1_ (rt)");
+        ASSERT_EQ(none.sky_box_missing->searched.size(), 2u);
+        EXPECT_EQ(none.sky_box_missing->searched[0], dir + "/env/unit1_rt.tga");
+        EXPECT_EQ(none.sky_box_missing->searched[1], dir + "/env/unit1_rt.pcx");
+        // Not asked for: not looked for.
+        textures::SearchPath no_sky = path;
+        no_sky.sky_box = false;
+        model::Map unasked = model::build(bsp);
+        set_worldspawn(unasked, {{"sky", "unit9_"}});
+        EXPECT_FALSE(textures::resolve(unasked, bsp, no_sky).sky_box_missing.has_value());
+        EXPECT_FALSE(unasked.sky_box.has_value());
+    }
+    {  // GoldSrc: gfx/env/<skyname, default desert><suffix>.tga
+        const std::string dir = temp_dir("sky-hl");
+        for (size_t i = 0; i < 6; ++i) {
+            const auto c = sky_colour(i);
+            write_bytes(fs::path(dir) / "gfx/env" / (std::string("desert") + kSkySuffixes[i] + ".tga"), solid_tga(c[0], c[1], c[2]));
+        }
+        const auto all = samples::all();
+        const auto hl = std::find_if(all.begin(), all.end(), [](const auto& s) { return s.name == "sample_goldsrc.bsp"; });
+        ASSERT_NE(hl, all.end());
+        const Bsp bsp = Bsp::parse(hl->bytes, "hl.bsp");
+        model::Map map = model::build(bsp);
+        set_worldspawn(map, {});
+        path.game_dirs = {dir};
+        textures::resolve(map, bsp, path);
+        faces_are(map, "desert");
+    }
+    {  // Quake 3: the far box of the sky shader a surface shows, <box>_<suffix>.tga / .jpg / .png, in a pk3
+        const std::string dir = temp_dir("sky-q3");
+        std::vector<ZipFile> files{{"scripts/sky.shader",
+                                    text_bytes("textures/skies/other { surfaceparm sky skyparms env/unused 512 - }\n"
+                                               "textures/skies/night { qer_editorimage x.tga surfaceparm sky "
+                                               "skyParms env/night/box 512 - }\n"),
+                                    true}};
+        for (size_t i = 0; i < 6; ++i) {
+            const auto c = sky_colour(i);
+            files.push_back({std::string("env/night/box_") + kSkySuffixes[i] + ".tga", solid_tga(c[0], c[1], c[2]), i % 2 == 0});
+        }
+        write_bytes(fs::path(dir) / "pak0.pk3", make_zip(files));
+        const auto all = samples::all();
+        const auto q3 = std::find_if(all.begin(), all.end(), [](const auto& s) { return s.name == "sample_quake3.bsp"; });
+        ASSERT_NE(q3, all.end());
+        const Bsp bsp = Bsp::parse(q3->bytes, "q3.bsp");
+        model::Map map = one_material(Format::quake3, "textures/skies/other");  // a sky no surface shows
+        map.materials[0].flags = model::kSky;
+        map.models[0].surfaces.clear();
+        map.materials.push_back({"textures/skies/night", 0, 0, 0, -1, {}});
+        map.materials[1].flags = model::kSky;
+        model::Surface s;
+        s.material = 1;
+        map.models[0].surfaces.push_back(s);
+        path.game_dirs = {dir};
+        textures::resolve(map, bsp, path);
+        faces_are(map, "env/night/box");
+    }
+    {  // Source: materials skybox/<skyname><suffix> (VMT -> $basetexture -> VTF)
+        const std::string dir = temp_dir("sky-src");
+        std::vector<Bytes> vtfs;
+        for (size_t i = 0; i < 6; ++i) {
+            const std::string name = std::string("sky_test") + kSkySuffixes[i];
+            write_bytes(fs::path(dir) / "materials/skybox" / (name + ".vmt"),
+                        text_bytes("\"UnlitGeneric\" { \"$basetexture\" \"skybox/" + name + "\" }"));
+            vtfs.push_back(make_vtf(4, 12, 2, 2, 1, Bytes{uint8_t(i), 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4}));
+            write_bytes(fs::path(dir) / "materials/skybox" / (name + ".vtf"), vtfs.back());
+        }
+        const auto all = samples::all();
+        const auto src = std::find_if(all.begin(), all.end(), [](const auto& s) { return s.name == "sample_source.bsp"; });
+        ASSERT_NE(src, all.end());
+        const Bsp bsp = Bsp::parse(src->bytes, "src.bsp");
+        model::Map map = model::build(bsp);
+        set_worldspawn(map, {{"skyname", "sky_test"}});
+        path.game_dirs = {dir};
+        textures::resolve(map, bsp, path);
+        ASSERT_TRUE(map.sky_box.has_value());
+        for (size_t i = 0; i < 6; ++i)
+            EXPECT_EQ(map.sky_box->faces[i].rgba, textures::decode_vtf(vtfs[i], "x.vtf").rgba) << kSkySuffixes[i];
+    }
+}
