@@ -132,7 +132,7 @@ inline void geometry_and_export(const uint8_t* data, size_t size) {
 }
 
 /// Texture files of the search path: the input as a WAD (every miptex), a
-/// miptex, a VTF, a WAL, a PCX palette, a TGA / JPEG / PNG, a VPK directory,
+/// miptex, a VTF, a WAL, a PCX palette and image, a TGA / JPEG / PNG, a VPK directory,
 /// a zip (.pk3, every entry), shader script and VMT text.
 inline void texture_files(const uint8_t* data, size_t size) {
     const Bytes bytes(data, data + size);
@@ -145,6 +145,7 @@ inline void texture_files(const uint8_t* data, size_t size) {
     guarded([&] { (void)textures::decode_vtf(bytes, "fuzz.vtf"); });
     guarded([&] { (void)textures::decode_wal(bytes, palette, "fuzz.wal"); });
     guarded([&] { (void)textures::pcx_palette(bytes, "fuzz.pcx"); });
+    guarded([&] { (void)textures::decode_pcx(bytes, "fuzz.pcx"); });
     guarded([&] { (void)textures::decode_image(bytes, "fuzz.tga"); });
     guarded([&] {
         // Archive numbers other than 0x7fff name files that do not exist: an Error.

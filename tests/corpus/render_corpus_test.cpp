@@ -245,6 +245,15 @@ TEST(RenderCorpusPvs, CullsFacesOnMapsWithVisibility) {
 
 }  // namespace
 
+/// The sky tests' frames: small, one thread.
+render::Options small_frame() {
+    render::Options o;
+    o.width = 96;
+    o.height = 64;
+    o.threads = 1;
+    return o;
+}
+
 /// Quake 1 sky layers (model::SkyLayers, render::Options::sky_images): q1_mp_lobby
 /// with its only texture renamed "sky1" (every face is then sky) and painted, its
 /// left half (the front layer) one index and its right half (the back layer)
@@ -288,10 +297,7 @@ TEST(RenderCorpusSky, QuakeSkyLayersAreDrawnFrontOverBack) {
         const render::Scene scene = render::Scene::prepare(map, bsp);
         const auto camera = render::spawn_camera(scene);
         EXPECT_TRUE(camera.has_value());
-        render::Options o;
-        o.width = 96;
-        o.height = 64;
-        o.threads = 1;
+        render::Options o = small_frame();
         o.sky_images = layers;
         const render::Frame f = render::render(scene, camera.value_or(render::orbit_camera(scene)), o);
         std::set<std::array<uint8_t, 3>> seen;
@@ -368,10 +374,7 @@ TEST(RenderCorpusSky, SkyBoxFaceAlongEachPixelsViewDirection) {
         }
     }
     ASSERT_FALSE(cameras.empty());
-    render::Options o;
-    o.width = 96;
-    o.height = 64;
-    o.threads = 1;
+    render::Options o = small_frame();
     o.pvs = false;
     size_t sky_pixels = 0, wrong = 0, flat = 0;
     std::set<int> faces_seen;
