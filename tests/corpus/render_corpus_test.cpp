@@ -245,6 +245,8 @@ TEST(RenderCorpusPvs, CullsFacesOnMapsWithVisibility) {
 
 }  // namespace
 
+namespace {
+
 /// The sky tests' frames: small, one thread.
 render::Options small_frame() {
     render::Options o;
@@ -253,6 +255,8 @@ render::Options small_frame() {
     o.threads = 1;
     return o;
 }
+
+}  // namespace
 
 /// Quake 1 sky layers (model::SkyLayers, render::Options::sky_images): q1_mp_lobby
 /// with its only texture renamed "sky1" (every face is then sky) and painted, its
