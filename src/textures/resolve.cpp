@@ -475,6 +475,8 @@ public:
     /// image was not found or not usable. `budget`: decoded bytes left.
     std::optional<model::SkyBox> find_sky_box(std::optional<Missing>& missing, uint64_t budget) {
         static constexpr const char* kSuffixes[6] = {"rt", "bk", "lf", "ft", "up", "dn"};
+        // Nowhere to look (WADs alone hold no sky boxes; a Source map's pakfile may).
+        if (path_.game_dirs.empty() && map_.format != Format::source) return std::nullopt;
         const auto worldspawn = [&](std::string_view key, std::string fallback) {
             if (!map_.entities.empty())
                 for (const KeyValue& kv : map_.entities[0].pairs)

@@ -649,6 +649,12 @@ TEST(Textures, SkyBoxesAreFoundWhereEachEngineLoadsThem) {
         ASSERT_EQ(none.sky_box_missing->searched.size(), 2u);
         EXPECT_EQ(none.sky_box_missing->searched[0], dir + "/env/unit1_rt.tga");
         EXPECT_EQ(none.sky_box_missing->searched[1], dir + "/env/unit1_rt.pcx");
+        // No game folder: nowhere to look, nothing said.
+        textures::SearchPath wads_only = path;
+        wads_only.game_dirs.clear();
+        model::Map no_dirs = model::build(bsp);
+        set_worldspawn(no_dirs, {{"sky", "unit9_"}});
+        EXPECT_FALSE(textures::resolve(no_dirs, bsp, wads_only).sky_box_missing.has_value());
         // Not asked for: not looked for.
         textures::SearchPath no_sky = path;
         no_sky.sky_box = false;
