@@ -1,12 +1,15 @@
 // render::render frame times on the largest corpus map of each family:
 // 1920x1080 from the spawn with and without the PVS, the 1920x1080 overview,
-// and the 256x256 thumbnail. Each is printed beside a floor measured in the
+// and the 256x256 thumbnail; and a view that is all sky drawn with the sky's
+// images (Quake 1 layers, a sky box) beside the same frame in the flat sky
+// colour. Each is printed beside a floor measured in the
 // same run, as a ratio: writing every pixel of the frame's colour and depth
 // buffers once (what any renderer of that size must do) plus one copy of the
 // scene's triangle data (what any renderer of that map must read).
 #include "bench_support.hpp"
 
 #include <bspkit/bsp.hpp>
+#include <bspkit/file_io.hpp>
 #include <bspkit/model.hpp>
 #include <bspkit/render.hpp>
 
@@ -102,7 +105,58 @@ void frame(benchmark::State& state, const std::string& rel, View view) {
     state.counters["faces_culled"] = double(stats.faces_culled);
 }
 
+/// Sky images (Options::sky_images) against the same frame with the flat sky
+/// colour in the same run: q1_mp_lobby with its one texture renamed "sky1",
+/// so that the spawn view is all sky, drawn with its Quake 1 layers, and
+/// again with a generated 512 x 512 sky box in their place.
+void sky_frame(benchmark::State& state, bool box) {
+    Bytes bytes = read_file(bench::corpus("q1_v29/q1_mp_lobby.bsp"));
+    const uint32_t textures = load<uint32_t>(&bytes[4 + 2 * 8]);
+    uint8_t* mt = &bytes[textures + load<uint32_t>(&bytes[textures + 8])];  // miptex 1 (0 is absent)
+    std::memcpy(mt, "sky1\0", 5);
+    const Bsp bsp = Bsp::parse(bytes, "q1_mp_lobby_sky.bsp");
+    model::Map map = model::build(bsp);
+    if (!map.sky_layers) {
+        state.SkipWithError("the renamed texture gave no sky layers");
+        return;
+    }
+    if (box) {
+        map.sky_layers.reset();
+        map.sky_box.emplace();
+        for (size_t f = 0; f < 6; ++f) {
+            model::Texture& t = map.sky_box->faces[f];
+            t.width = t.height = 512;
+            t.rgba.resize(size_t(512) * 512 * 4);
+            for (size_t i = 0; i < t.rgba.size(); i += 4)
+                t.rgba[i] = uint8_t(i >> 11), t.rgba[i + 1] = uint8_t(i >> 3), t.rgba[i + 2] = uint8_t(40 * f), t.rgba[i + 3] = 255;
+        }
+    }
+    const render::Scene scene = render::Scene::prepare(map, bsp);
+    const render::Camera cam = render::spawn_camera(scene).value_or(render::orbit_camera(scene));
+    render::Options o;
+    render::Frame f = render::render(scene, cam, o);
+    const auto per_frame = [&](bool images, int frames) {
+        o.sky_images = images;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int k = 0; k < frames; ++k) render::render_into(scene, cam, o, f);
+        benchmark::DoNotOptimize(f.rgba.data());
+        return bench::seconds_since(t0) / frames;
+    };
+    const double flat = per_frame(false, 5);
+    double images = 0;
+    for (auto _ : state) images = per_frame(true, 1);
+    images = per_frame(true, 5);
+    state.counters["ms_per_frame"] = images * 1e3;
+    state.counters["flat_sky_ms"] = flat * 1e3;
+    state.counters["ratio_to_flat_sky"] = images / flat;
+    state.counters["sky_pixels"] = double(f.stats.pixels_covered);
+}
+
 void register_all() {
+    benchmark::RegisterBenchmark("sky_layers_1080p/q1_v29/q1_mp_lobby.bsp", [](benchmark::State& s) { sky_frame(s, false); })
+        ->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark("sky_box_1080p/q1_v29/q1_mp_lobby.bsp", [](benchmark::State& s) { sky_frame(s, true); })
+        ->Unit(benchmark::kMillisecond)->UseRealTime();
     for (const char* rel : kMaps) {
         const std::string r = rel;
         benchmark::RegisterBenchmark(("spawn_1080p_pvs/" + r).c_str(), [r](benchmark::State& s) { frame(s, r, View::spawn_pvs); })

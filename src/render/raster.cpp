@@ -69,35 +69,50 @@ inline float fast_floor(float v) {
     return t > v ? t - 1.0f : t;
 }
 
-/// Bilinear (or nearest) sample of an RGBA level at texture coordinates (u, v) in [0,1) repeats.
-Sample sample_texture(const model::Texture& l, float u, float v, bool bilinear) {
-    const float fx = u * float(l.width), fy = v * float(l.height);
-    // Repeat: a mask for power-of-two sizes (nearly every game texture), a division otherwise.
-    const auto wrap = [](int64_t i, uint32_t n) {
-        if ((n & (n - 1)) == 0) return uint32_t(uint64_t(i) & (n - 1));
-        const int64_t m = i % int64_t(n);
-        return uint32_t(m < 0 ? m + n : m);
-    };
-    if (!bilinear) {
-        const uint8_t* p = &l.rgba[(size_t(wrap(int64_t(fast_floor(fy)), l.height)) * l.width + wrap(int64_t(fast_floor(fx)), l.width)) * 4];
-        return {float(p[0]), float(p[1]), float(p[2]), float(p[3])};
-    }
-    const float x = fx - 0.5f, y = fy - 0.5f;
+/// Texel index i of a side of n texels, repeating: a mask for power-of-two
+/// sizes (nearly every game texture), a division otherwise.
+inline uint32_t wrap_texel(int64_t i, uint32_t n) {
+    if ((n & (n - 1)) == 0) return uint32_t(uint64_t(i) & (n - 1));
+    const int64_t m = i % int64_t(n);
+    return uint32_t(m < 0 ? m + n : m);
+}
+
+/// The four texels (byte offsets into RGBA) and weights of a bilinear sample
+/// of a w x h texture at (u, v) in [0,1) repeats.
+struct Bilinear {
+    size_t p00, p10, p01, p11;
+    float ax, ay;
+};
+
+inline Bilinear bilinear_taps(uint32_t w, uint32_t h, float u, float v) {
+    const float x = u * float(w) - 0.5f, y = v * float(h) - 0.5f;
     const float flx = fast_floor(x), fly = fast_floor(y);
-    const float ax = x - flx, ay = y - fly;
     const int64_t ix = int64_t(flx), iy = int64_t(fly);
-    const uint32_t x0 = wrap(ix, l.width), x1 = wrap(ix + 1, l.width), y0 = wrap(iy, l.height), y1 = wrap(iy + 1, l.height);
-    const uint8_t* p00 = &l.rgba[(size_t(y0) * l.width + x0) * 4];
-    const uint8_t* p10 = &l.rgba[(size_t(y0) * l.width + x1) * 4];
-    const uint8_t* p01 = &l.rgba[(size_t(y1) * l.width + x0) * 4];
-    const uint8_t* p11 = &l.rgba[(size_t(y1) * l.width + x1) * 4];
+    const uint32_t x0 = wrap_texel(ix, w), x1 = wrap_texel(ix + 1, w), y0 = wrap_texel(iy, h), y1 = wrap_texel(iy + 1, h);
+    return {(size_t(y0) * w + x0) * 4, (size_t(y0) * w + x1) * 4, (size_t(y1) * w + x0) * 4, (size_t(y1) * w + x1) * 4,
+            x - flx, y - fly};
+}
+
+inline Sample blend_taps(const uint8_t* rgba, const Bilinear& b) {
+    const uint8_t *p00 = rgba + b.p00, *p10 = rgba + b.p10, *p01 = rgba + b.p01, *p11 = rgba + b.p11;
     float out[4];
     for (int c = 0; c < 4; ++c) {
-        const float top = float(p00[c]) + (float(p10[c]) - float(p00[c])) * ax;
-        const float bottom = float(p01[c]) + (float(p11[c]) - float(p01[c])) * ax;
-        out[c] = top + (bottom - top) * ay;
+        const float top = float(p00[c]) + (float(p10[c]) - float(p00[c])) * b.ax;
+        const float bottom = float(p01[c]) + (float(p11[c]) - float(p01[c])) * b.ax;
+        out[c] = top + (bottom - top) * b.ay;
     }
     return {out[0], out[1], out[2], out[3]};
+}
+
+/// Bilinear (or nearest) sample of an RGBA level at texture coordinates (u, v) in [0,1) repeats.
+Sample sample_texture(const model::Texture& l, float u, float v, bool bilinear) {
+    if (!bilinear) {
+        const float fx = u * float(l.width), fy = v * float(l.height);
+        const uint8_t* p = &l.rgba[(size_t(wrap_texel(int64_t(fast_floor(fy)), l.height)) * l.width +
+                                    wrap_texel(int64_t(fast_floor(fx)), l.width)) * 4];
+        return {float(p[0]), float(p[1]), float(p[2]), float(p[3])};
+    }
+    return blend_taps(l.rgba.data(), bilinear_taps(l.width, l.height, u, v));
 }
 
 /// Bilinear (or nearest) sample of the RGB atlas at (u, v) in [0,1], clamped.
@@ -449,8 +464,17 @@ private:
     /// layer over the back one, as GLQuake blends them.
     Sample sky_layers(int x, int y) const {
         const model::Vec2 uv = model::sky_layer_uv(view_direction(x, y));
-        const Sample front = sample_texture(s_.sky_layers->front, uv.x, uv.y, o_.bilinear);
-        const Sample back = sample_texture(s_.sky_layers->back, uv.x, uv.y, o_.bilinear);
+        const model::Texture &front_layer = s_.sky_layers->front, &back_layer = s_.sky_layers->back;
+        Sample front, back;
+        if (o_.bilinear && front_layer.width == back_layer.width && front_layer.height == back_layer.height) {
+            // The layers are the two halves of one texture: the same taps for both.
+            const Bilinear taps = bilinear_taps(front_layer.width, front_layer.height, uv.x, uv.y);
+            front = blend_taps(front_layer.rgba.data(), taps);
+            back = blend_taps(back_layer.rgba.data(), taps);
+        } else {
+            front = sample_texture(front_layer, uv.x, uv.y, o_.bilinear);
+            back = sample_texture(back_layer, uv.x, uv.y, o_.bilinear);
+        }
         const float a = std::clamp(front.a / 255.0f, 0.0f, 1.0f);
         return {front.r * a + back.r * (1 - a), front.g * a + back.g * (1 - a), front.b * a + back.b * (1 - a), 255};
     }
