@@ -17,6 +17,7 @@
 #include <bspkit/bspx.hpp>
 #include <bspkit/entities.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -222,6 +223,43 @@ inline SkyBoxPoint sky_box_at(Vec3 d) {
     return {face, (s + 1) * 0.5f, 1 - (t + 1) * 0.5f};
 }
 
+/// A blend factor of a Quake 3 shader stage (blendFunc), as OpenGL's.
+enum class BlendFactor : uint8_t {
+    zero, one, src_color, one_minus_src_color, dst_color, one_minus_dst_color,
+    src_alpha, one_minus_src_alpha, dst_alpha, one_minus_dst_alpha
+};
+
+/// Quake 3 cloud layers: the stages of a sky shader, drawn over its box
+/// (or over black without one) on a dome `height` units up (skyParms'
+/// cloud height), each blended as its blendFunc says (the first one with
+/// none hides what is under it).
+struct SkyClouds {
+    struct Layer {
+        Texture image;
+        float scale_s = 1, scale_t = 1;   ///< tcMod scale
+        BlendFactor src = BlendFactor::one, dst = BlendFactor::zero;
+    };
+    float height = 512;
+    std::vector<Layer> layers;
+};
+
+/// Where a view direction meets the cloud dome, as texture coordinates
+/// before tcMods: ioquake3's R_InitSkyTexCoords, a sphere of the world
+/// radius 4096 centred that far below the eye, raised by `height`; s and t
+/// are the arc cosines of the hit point's direction from that centre along
+/// x and y.
+inline Vec2 sky_cloud_st(Vec3 dir, float height) {
+    constexpr double kRadius = 4096;
+    const double x = dir.x, y = dir.y, z = dir.z, h = height;
+    const double vv = x * x + y * y + z * z;
+    if (!(vv > 0) || !std::isfinite(vv)) return {float(std::acos(0.0)), float(std::acos(0.0))};
+    const double p = (-z * kRadius + std::sqrt(z * z * kRadius * kRadius + vv * (2 * kRadius * h + h * h))) / vv;
+    const double px = x * p, py = y * p, pz = z * p + kRadius;
+    const double len = std::sqrt(px * px + py * py + pz * pz);
+    if (!(len > 0)) return {float(std::acos(0.0)), float(std::acos(0.0))};
+    return {float(std::acos(std::clamp(px / len, -1.0, 1.0))), float(std::acos(std::clamp(py / len, -1.0, 1.0)))};
+}
+
 struct Map {
     Format format = Format::quake1;
     std::vector<Material> materials;
@@ -245,6 +283,8 @@ struct Map {
     std::optional<SkyLayers> sky_layers;
     /// The sky box, when textures::resolve() found its six images.
     std::optional<SkyBox> sky_box;
+    /// Quake 3: the sky shader's cloud layers, when textures::resolve() found their images.
+    std::optional<SkyClouds> sky_clouds;
 };
 
 struct BuildOptions {

@@ -16,8 +16,9 @@
 // texdata reflectivity, or a stable colour per material name) times the
 // combined lightmap of all light styles as the engine shows it
 // (bspkit/engine_light.hpp), sky surfaces as the map's sky (Quake 1 / BSP2:
-// its own two layers, model::SkyLayers; the others: the sky box, when
-// textures::resolve() found it, model::SkyBox) else one colour, Source static props
+// its own two layers, model::SkyLayers; the others: the sky box and Quake 3's
+// cloud layers, when textures::resolve() found them, model::SkyBox and
+// model::SkyClouds) else one colour, Source static props
 // as boxes (32 x 32 x 64 units around the placement: the prop's own bounds are
 // in its .mdl, not in the map). Opaque surfaces are culled when they face
 // away, as the engines do; translucent and alpha-tested ones are two-sided.
@@ -135,7 +136,8 @@ public:
     /// Why the Scene works without its tree or PVS (an Error's message), if it does.
     const std::vector<std::string>& warnings() const noexcept;
     /// What sky surfaces show with Options::sky_images: "layers" (Quake 1's
-    /// own), "box" (model::Map::sky_box) or "colour" (Options::sky).
+    /// own), "box" (model::Map::sky_box), "clouds" (Quake 3's
+    /// model::Map::sky_clouds over black), "box+clouds", or "colour" (Options::sky).
     std::string_view sky() const noexcept;
 
     struct Impl;

@@ -38,6 +38,10 @@
 //     "skyname", default desert><suffix>.tga; Source the materials
 //     skybox/<worldspawn "skyname", default sky_urb01><suffix>. All six found:
 //     Map::sky_box; else Resolved::sky_box_missing says which and where.
+//     Quake 3 also: the sky shader's stages with an image, its cloud layers
+//     (the image as the engine tries it: the name, then .tga / .jpg / .png),
+//     into Map::sky_clouds; a far box under an opaque first layer is not
+//     needed (the engine's default image is hidden there) and not reported.
 // Found textures are appended to Map::textures and set Material::texture.
 // A material whose size was unknown (width 0: UVs in texels, Quake 2 and
 // Nightfire) gets the texture's size and its UVs divided by it, so that they
@@ -84,9 +88,10 @@ struct Resolved {
     /// the engine draws no image for them, so they are not in `missing`.
     size_t without_image = 0;
     std::vector<Missing> missing;          ///< one per material name, in material order
-    /// SearchPath::sky_box: the box the map names when one of its images was
-    /// not found or not usable ("material": "sky box <name>", where the first
-    /// such face was searched); then Map::sky_box is not set.
+    /// SearchPath::sky_box: the sky image that was not found or not usable
+    /// ("material": "sky box <name> (<face>)" or "sky clouds <shader>
+    /// (<image>)", where it was searched); then Map::sky_box, or
+    /// Map::sky_clouds, is not set.
     std::optional<Missing> sky_box_missing;
     std::vector<Diagnostic> diagnostics;   ///< archives that could not be read, and why
 };
@@ -167,6 +172,15 @@ model::Texture decode_vtf(ByteSpan data, const std::string& name);
 struct ShaderImage {
     std::string shader;
     std::string far_box;  ///< skyParms' far box ("env/space1"), empty when none or "-"
+    float cloud_height = 0;  ///< skyParms' cloud height (512 when it says 0); 0 without skyParms
+    /// The stages that name an image (not $lightmap / $whiteimage), in order:
+    /// a sky shader's cloud layers (model::SkyClouds).
+    struct Stage {
+        std::string image;                ///< map / clampMap, or animMap's first frame
+        float scale_s = 1, scale_t = 1;   ///< tcMod scale
+        model::BlendFactor src = model::BlendFactor::one, dst = model::BlendFactor::zero;  ///< blendFunc
+    };
+    std::vector<Stage> stages;
     /// Empty when the shader names no image: the engine draws none for it
     /// (nodraw, and shaders with no stage, which ioquake3 draws as fog only).
     std::string image;

@@ -36,7 +36,8 @@ nlohmann::json resolve_textures_reporting(model::Map& map, const Bsp& bsp, const
         } else {
             why = "not found (" + std::to_string(m.searched.size()) + " places searched; --verbose lists them)";
         }
-        fmt::print(stderr, "{}: {} {}; the sky is drawn in one colour\n", bsp.file_name(), zip::printable(m.material), why);
+        fmt::print(stderr, "{}: {} {}; {}\n", bsp.file_name(), zip::printable(m.material), why,
+                   map.sky_clouds ? "its cloud layers are drawn over black" : "the sky is drawn in one colour");
     }
     if (r.lightmap_pages > 0)
         fmt::print(stderr, "{}: {} lightmap pages loaded from outside the map (maps/.../lm_NNNN)\n", bsp.file_name(),

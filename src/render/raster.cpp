@@ -460,6 +460,47 @@ private:
         return sample_texture(t, std::clamp(p.u, hu, 1 - hu), std::clamp(p.v, hv, 1 - hv), o_.bilinear);
     }
 
+    /// The sky box (black without one) along pixel (x, y)'s view direction,
+    /// with Quake 3's cloud layers blended over it in order, each as its
+    /// blendFunc says, as RB_StageIteratorSky draws them at time 0.
+    Sample sky_images(int x, int y) const {
+        Sample c = s_.sky_box ? sky_box(x, y) : Sample{0, 0, 0, 255};
+        c.a = 255;
+        if (!s_.sky_clouds) return c;
+        const model::Vec2 st = model::sky_cloud_st(view_direction(x, y), s_.sky_clouds->height);
+        for (const model::SkyClouds::Layer& l : s_.sky_clouds->layers) {
+            const Sample src = sample_texture(l.image, st.x * l.scale_s, st.y * l.scale_t, o_.bilinear);
+            c = blend(src, c, l.src, l.dst);
+        }
+        return c;
+    }
+
+    /// src x factor + dst x factor per channel, as OpenGL blends (0-255, clamped).
+    static Sample blend(const Sample& src, const Sample& dst, model::BlendFactor fs, model::BlendFactor fd) {
+        const auto factor = [&](model::BlendFactor f, float s, float sa, float d, float da) {
+            using F = model::BlendFactor;
+            switch (f) {
+                case F::zero: return 0.0f;
+                case F::one: return 1.0f;
+                case F::src_color: return s / 255;
+                case F::one_minus_src_color: return 1 - s / 255;
+                case F::dst_color: return d / 255;
+                case F::one_minus_dst_color: return 1 - d / 255;
+                case F::src_alpha: return sa / 255;
+                case F::one_minus_src_alpha: return 1 - sa / 255;
+                case F::dst_alpha: return da / 255;
+                case F::one_minus_dst_alpha: return 1 - da / 255;
+            }
+            return 1.0f;
+        };
+        const float s[4] = {src.r, src.g, src.b, src.a}, d[4] = {dst.r, dst.g, dst.b, dst.a};
+        float out[4];
+        for (int ch = 0; ch < 4; ++ch)
+            out[ch] = std::clamp(s[ch] * factor(fs, s[ch], src.a, d[ch], dst.a) + d[ch] * factor(fd, s[ch], src.a, d[ch], dst.a),
+                                 0.0f, 255.0f);
+        return {out[0], out[1], out[2], out[3]};
+    }
+
     /// The map's sky layers along pixel (x, y)'s view direction: the front
     /// layer over the back one, as GLQuake blends them.
     Sample sky_layers(int x, int y) const {
@@ -486,11 +527,7 @@ private:
         if (m.sky) {
             if (o_.sky_images && o_.textures && !o_.lightmap_only) {
                 if (s_.sky_layers) return sky_layers(x, y);
-                if (s_.sky_box) {
-                    Sample c = sky_box(x, y);
-                    c.a = 255;
-                    return c;
-                }
+                if (s_.sky_box || s_.sky_clouds) return sky_images(x, y);
             }
             return {float(o_.sky[0]), float(o_.sky[1]), float(o_.sky[2]), 255};
         }

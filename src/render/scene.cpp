@@ -92,7 +92,9 @@ const std::vector<Entity>& Scene::entities() const noexcept { return impl_->enti
 size_t Scene::triangle_count() const noexcept { return impl_->tris.size(); }
 const std::vector<std::string>& Scene::warnings() const noexcept { return impl_->warnings; }
 std::string_view Scene::sky() const noexcept {
-    return impl_->sky_layers ? "layers" : impl_->sky_box ? "box" : "colour";
+    if (impl_->sky_layers) return "layers";
+    if (impl_->sky_box) return impl_->sky_clouds ? "box+clouds" : "box";
+    return impl_->sky_clouds ? "clouds" : "colour";
 }
 
 Scene Scene::prepare(const model::Map& map, const Bsp& bsp, const Options& light) {
@@ -127,6 +129,10 @@ Scene Scene::prepare(const model::Map& map, const Bsp& bsp, const Options& light
     };
     if (map.sky_layers && usable(map.sky_layers->front) && usable(map.sky_layers->back)) s->sky_layers = map.sky_layers;
     if (map.sky_box && std::all_of(map.sky_box->faces.begin(), map.sky_box->faces.end(), usable)) s->sky_box = map.sky_box;
+    if (map.sky_clouds && !map.sky_clouds->layers.empty() &&
+        std::all_of(map.sky_clouds->layers.begin(), map.sky_clouds->layers.end(),
+                    [&](const model::SkyClouds::Layer& l) { return usable(l.image); }))
+        s->sky_clouds = map.sky_clouds;
     s->light_raw = model::combined_lightmap(map);
     s->light_engine = s->light_raw;
     model::shade_lightmap(map.format, light.engine_light, light.exposure, s->light_engine);

@@ -55,6 +55,7 @@ struct Scene::Impl {
     model::LightmapAtlas light_engine;   ///< as the engine shows it (with the exposure of prepare())
     std::optional<model::SkyLayers> sky_layers;  ///< model::Map::sky_layers
     std::optional<model::SkyBox> sky_box;        ///< model::Map::sky_box, every face with texels
+    std::optional<model::SkyClouds> sky_clouds;  ///< model::Map::sky_clouds, every layer with texels
     std::vector<Entity> entities;
     Vec3 mins, maxs;
     std::unique_ptr<query::World> world;

@@ -469,83 +469,133 @@ private:
 public:
     // --- sky boxes --------------------------------------------------------------
 
-    /// The sky box the map names (see model::SkyBox and "Sky boxes" in
-    /// bspkit/textures.hpp), its six images found and decoded; nullopt when
-    /// the family has none or the map names none, with `missing` set when an
-    /// image was not found or not usable. `budget`: decoded bytes left.
-    std::optional<model::SkyBox> find_sky_box(std::optional<Missing>& missing, uint64_t budget) {
+    struct Sky {
+        std::optional<model::SkyBox> box;
+        std::optional<model::SkyClouds> clouds;
+    };
+
+    /// The sky the map names (see model::SkyBox, model::SkyClouds and "Sky
+    /// boxes" in bspkit/textures.hpp), its images found and decoded; nothing
+    /// when the family has none or the map names none. `missing` says which
+    /// image was not found or not usable: a cloud layer's (then no clouds),
+    /// or a box face's when no opaque cloud layer would hide the box (then no
+    /// box). `budget`: decoded bytes left.
+    Sky find_sky(std::optional<Missing>& missing, uint64_t budget) {
         static constexpr const char* kSuffixes[6] = {"rt", "bk", "lf", "ft", "up", "dn"};
+        Sky sky;
         // Nowhere to look (WADs alone hold no sky boxes; a Source map's pakfile may).
-        if (path_.game_dirs.empty() && map_.format != Format::source) return std::nullopt;
+        if (path_.game_dirs.empty() && map_.format != Format::source) return sky;
         const auto worldspawn = [&](std::string_view key, std::string fallback) {
             if (!map_.entities.empty())
                 for (const KeyValue& kv : map_.entities[0].pairs)
                     if (ascii_lower(kv.key) == key && !kv.value.empty()) return kv.value;
             return fallback;
         };
-        model::SkyBox box;
-        std::function<Lookup(const char*)> face;
-        const auto images = [&](std::string_view archives, std::string stem, std::vector<std::string> extensions) {
-            return [this, archives, stem = std::move(stem), extensions = std::move(extensions)](const char* suffix) {
-                Lookup l;
-                std::vector<std::string> candidates;
-                for (const std::string& e : extensions) candidates.push_back(zip::engine_name(stem + suffix + e));
-                if (const auto f = first(game_places(archives, true), candidates, l)) {
-                    const bool pcx = f->second.size() >= 4 && ascii_lower(f->second.substr(f->second.size() - 4)) == ".pcx";
-                    decode_into(l, *f, [&](const Bytes& b, const std::string& n) {
-                        return pcx ? decode_pcx(b, n) : decode_image(b, n);
-                    });
-                }
-                return l;
-            };
-        };
-        switch (map_.format) {
-            case Format::quake2:
-                box.name = worldspawn("sky", "unit1_");  // the game's default (SP_worldspawn)
-                face = images(".pak", "env/" + box.name, {".tga", ".pcx"});
-                break;
-            case Format::goldsrc:
-                box.name = worldspawn("skyname", "desert");  // sv_skyname's default
-                face = images(".pak", "gfx/env/" + box.name, {".tga"});
-                break;
-            case Format::source:
-                box.name = worldspawn("skyname", "sky_urb01");  // sv_skyname's default
-                face = [this, name = box.name](const char* suffix) { return find_source("skybox/" + name + suffix); };
-                break;
-            case Format::quake3: {
-                // The first sky shader a surface shows that has a far box.
-                std::vector<bool> shown(map_.materials.size(), false);
-                for (const model::Model& m : map_.models)
-                    for (const model::Surface& s : m.surfaces)
-                        if (s.material < shown.size()) shown[s.material] = true;
-                for (size_t i = 0; i < map_.materials.size() && box.name.empty(); ++i) {
-                    if (!shown[i] || !(map_.materials[i].flags & model::kSky)) continue;
-                    const auto it = shaders().find(zip::engine_name(map_.materials[i].name));
-                    if (it != shaders().end()) box.name = it->second.far_box;
-                }
-                if (box.name.empty()) return std::nullopt;
-                face = images(".pk3", box.name + "_", {".tga", ".jpg", ".png"});
-                break;
-            }
-            default:
-                return std::nullopt;
-        }
-        for (size_t i = 0; i < 6; ++i) {
-            Lookup l = face(kSuffixes[i]);
+        // A found image counts against the budget; past it, it is a problem instead.
+        const auto charge = [&](Lookup& l) {
             if (l.texture && l.texture->rgba.size() > budget) {
                 l.problem = "not decoded: the textures of this map already take the budget of " +
                             std::to_string(kMaxDecodedBytes >> 20) + " MiB";
                 l.texture.reset();
             }
-            if (!l.texture) {
-                missing = Missing{"sky box " + box.name + " (" + kSuffixes[i] + ")", std::move(l.searched),
-                                  std::move(l.problem)};
-                return std::nullopt;
+            if (l.texture) budget -= l.texture->rgba.size();
+        };
+        // An image as the engine loads it: `candidates` in the family's places.
+        const auto load = [&](std::string_view archives, const std::vector<std::string>& candidates) {
+            Lookup l;
+            if (const auto f = first(game_places(archives, true), candidates, l)) {
+                const bool pcx = f->second.size() >= 4 && ascii_lower(f->second.substr(f->second.size() - 4)) == ".pcx";
+                decode_into(l, *f, [&](const Bytes& b, const std::string& n) { return pcx ? decode_pcx(b, n) : decode_image(b, n); });
             }
-            budget -= l.texture->rgba.size();
+            charge(l);
+            return l;
+        };
+        const auto with_extensions = [](const std::string& stem, std::initializer_list<const char*> extensions) {
+            std::vector<std::string> out;
+            for (const char* e : extensions) out.push_back(zip::engine_name(stem + e));
+            return out;
+        };
+        model::SkyBox box;
+        std::function<Lookup(const char*)> face;
+        const ShaderImage* q3 = nullptr;
+        switch (map_.format) {
+            case Format::quake2:
+                box.name = worldspawn("sky", "unit1_");  // the game's default (SP_worldspawn)
+                face = [&, stem = "env/" + box.name](const char* suffix) { return load(".pak", with_extensions(stem + suffix, {".tga", ".pcx"})); };
+                break;
+            case Format::goldsrc:
+                box.name = worldspawn("skyname", "desert");  // sv_skyname's default
+                face = [&, stem = "gfx/env/" + box.name](const char* suffix) { return load(".pak", with_extensions(stem + suffix, {".tga"})); };
+                break;
+            case Format::source:
+                box.name = worldspawn("skyname", "sky_urb01");  // sv_skyname's default
+                face = [&, name = box.name](const char* suffix) {
+                    Lookup l = find_source("skybox/" + name + suffix);
+                    charge(l);
+                    return l;
+                };
+                break;
+            case Format::quake3: {
+                // The first sky shader a surface shows that has a far box or cloud layers.
+                std::vector<bool> shown(map_.materials.size(), false);
+                for (const model::Model& m : map_.models)
+                    for (const model::Surface& s : m.surfaces)
+                        if (s.material < shown.size()) shown[s.material] = true;
+                for (size_t i = 0; i < map_.materials.size() && !q3; ++i) {
+                    if (!shown[i] || !(map_.materials[i].flags & model::kSky)) continue;
+                    const auto it = shaders().find(zip::engine_name(map_.materials[i].name));
+                    if (it != shaders().end() && (!it->second.far_box.empty() || !it->second.stages.empty())) q3 = &it->second;
+                }
+                if (!q3) return sky;
+                box.name = q3->far_box;
+                face = [&, stem = q3->far_box + "_"](const char* suffix) {
+                    return load(".pk3", with_extensions(stem + suffix, {".tga", ".jpg", ".png"}));
+                };
+                break;
+            }
+            default:
+                return sky;
+        }
+        // Quake 3's cloud layers: each stage's image, tried as the engine does
+        // (the named file, then .tga / .jpg / .png).
+        bool opaque_clouds = false;
+        if (q3 && !q3->stages.empty()) {
+            model::SkyClouds clouds;
+            clouds.height = q3->cloud_height > 0 ? q3->cloud_height : 512;
+            for (const ShaderImage::Stage& st : q3->stages) {
+                std::string image = zip::engine_name(st.image);
+                const size_t dot = image.rfind('.'), slash = image.rfind('/');
+                const std::string stem = dot != std::string::npos && (slash == std::string::npos || dot > slash) ? image.substr(0, dot) : image;
+                std::vector<std::string> candidates{image};
+                for (const char* e : {".tga", ".jpg", ".png"})
+                    if (stem + e != image) candidates.push_back(stem + e);
+                Lookup l = load(".pk3", candidates);
+                if (!l.texture) {
+                    missing = Missing{"sky clouds " + q3->shader + " (" + st.image + ")", std::move(l.searched), std::move(l.problem)};
+                    clouds.layers.clear();
+                    break;
+                }
+                clouds.layers.push_back({std::move(*l.texture), st.scale_s, st.scale_t, st.src, st.dst});
+            }
+            if (!clouds.layers.empty()) {
+                opaque_clouds = clouds.layers[0].src == model::BlendFactor::one && clouds.layers[0].dst == model::BlendFactor::zero;
+                sky.clouds = std::move(clouds);
+            }
+        }
+        if (box.name.empty()) return sky;
+        for (size_t i = 0; i < 6; ++i) {
+            Lookup l = face(kSuffixes[i]);
+            if (!l.texture) {
+                // ioquake3 draws its default image for a face it cannot load: said
+                // unless an opaque cloud layer hides the box anyway.
+                if (!opaque_clouds && !missing)
+                    missing = Missing{"sky box " + box.name + " (" + kSuffixes[i] + ")", std::move(l.searched), std::move(l.problem)};
+                return sky;
+            }
             box.faces[i] = std::move(*l.texture);
         }
-        return box;
+        sky.box = std::move(box);
+        return sky;
     }
 
 private:
@@ -738,8 +788,11 @@ Resolved resolve(model::Map& map, const Bsp& bsp, const SearchPath& path) {
             }
     }
     attach_external_lightmaps(map, resolver, out, decoded_bytes);
-    if (path.sky_box && !map.sky_box)
-        map.sky_box = resolver.find_sky_box(out.sky_box_missing, kMaxDecodedBytes - std::min(decoded_bytes, kMaxDecodedBytes));
+    if (path.sky_box && !map.sky_box && !map.sky_clouds) {
+        auto sky = resolver.find_sky(out.sky_box_missing, kMaxDecodedBytes - std::min(decoded_bytes, kMaxDecodedBytes));
+        map.sky_box = std::move(sky.box);
+        map.sky_clouds = std::move(sky.clouds);
+    }
     return out;
 }
 

@@ -5,6 +5,8 @@
 #include <bspkit/textures.hpp>
 
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 
 namespace bspkit::textures {
 
@@ -58,10 +60,36 @@ private:
 
 }  // namespace
 
+namespace {
+
+/// An OpenGL blend factor's name in a shader (case already lowered);
+/// ioquake3 takes GL_ONE for one it does not know.
+model::BlendFactor blend_factor(const std::string& name) {
+    using F = model::BlendFactor;
+    static const std::pair<const char*, F> kNames[] = {
+        {"gl_zero", F::zero},           {"gl_one", F::one},
+        {"gl_src_color", F::src_color}, {"gl_one_minus_src_color", F::one_minus_src_color},
+        {"gl_dst_color", F::dst_color}, {"gl_one_minus_dst_color", F::one_minus_dst_color},
+        {"gl_src_alpha", F::src_alpha}, {"gl_one_minus_src_alpha", F::one_minus_src_alpha},
+        {"gl_dst_alpha", F::dst_alpha}, {"gl_one_minus_dst_alpha", F::one_minus_dst_alpha}};
+    for (const auto& [n, f] : kNames)
+        if (name == n) return f;
+    return F::one;
+}
+
+float number(const std::string& token) {
+    const float v = std::strtof(token.c_str(), nullptr);
+    return std::isfinite(v) ? v : 0.0f;
+}
+
+}  // namespace
+
 std::vector<ShaderImage> parse_shaders(std::string_view text) {
     std::vector<ShaderImage> out;
     Tokens tokens(text);
-    std::string tok, name, image, editor_image, far_box;
+    std::string tok, name, image, editor_image;
+    ShaderImage shader;        // far box, cloud height and stages of the shader being read
+    ShaderImage::Stage stage;  // the stage being read
     int depth = 0;
     bool in_stage_with_image = false, nodraw = false;
     // A keyword's argument that turns out to be a brace (the argument is
@@ -81,18 +109,25 @@ std::vector<ShaderImage> parse_shaders(std::string_view text) {
     };
     while (next()) {
         if (tok == "{") {
-            ++depth;
+            if (++depth == 2) stage = {};
             continue;
         }
         if (tok == "}") {
-            if (depth == 2) in_stage_with_image = false;
+            if (depth == 2) {
+                in_stage_with_image = false;
+                if (!stage.image.empty()) shader.stages.push_back(stage);
+            }
             if (depth == 1 && !name.empty()) {
                 // What the engine shows: a stage's image, else the far box
                 // (its sky overhead); else what the editor shows, if anything.
-                const std::string chosen = !image.empty()     ? image
-                                           : !far_box.empty() ? far_box + "_up.tga"
-                                                              : editor_image;
-                out.push_back({name, far_box, chosen, nodraw});
+                const std::string chosen = !image.empty()            ? image
+                                           : !shader.far_box.empty() ? shader.far_box + "_up.tga"
+                                                                     : editor_image;
+                shader.shader = name;
+                shader.image = chosen;
+                shader.nodraw = nodraw;
+                out.push_back(std::move(shader));
+                shader = {};
                 name.clear();
             }
             depth = std::max(0, depth - 1);
@@ -102,7 +137,7 @@ std::vector<ShaderImage> parse_shaders(std::string_view text) {
             name = ascii_lower(tok);
             image.clear();
             editor_image.clear();
-            far_box.clear();
+            shader = {};
             nodraw = false;
             continue;
         }
@@ -112,14 +147,41 @@ std::vector<ShaderImage> parse_shaders(std::string_view text) {
         } else if (depth == 1 && key == "qer_editorimage") {
             if (argument()) editor_image = tok;
         } else if (depth == 1 && key == "skyparms") {
-            // <far box> <cloud height> <near box>; "-" is no box.
-            if (argument() && tok != "-") far_box = tok;
-        } else if (depth == 2 && image.empty() && !in_stage_with_image &&
+            // <far box> <cloud height> <near box>; "-" is no box; a height of 0 is 512.
+            if (!argument()) continue;
+            if (tok != "-") shader.far_box = tok;
+            shader.cloud_height = argument() ? number(tok) : 0.0f;
+            if (!(shader.cloud_height != 0)) shader.cloud_height = 512;
+        } else if (depth == 2 && stage.image.empty() && !in_stage_with_image &&
                    (key == "map" || key == "clampmap" || key == "animmap")) {
             if (key == "animmap" && !argument()) continue;  // the frequency
             if (!argument()) continue;
-            if (!tok.empty() && tok[0] != '$') image = tok;
+            if (!tok.empty() && tok[0] != '$') {
+                stage.image = tok;
+                if (image.empty()) image = tok;
+            }
             in_stage_with_image = true;
+        } else if (depth == 2 && key == "tcmod") {
+            if (!argument() || ascii_lower(tok) != "scale") continue;
+            if (!argument()) continue;
+            const float s = number(tok);
+            if (!argument()) continue;
+            stage.scale_s *= s;
+            stage.scale_t *= number(tok);
+        } else if (depth == 2 && key == "blendfunc") {
+            if (!argument()) continue;
+            const std::string a = ascii_lower(tok);
+            using F = model::BlendFactor;
+            if (a == "add") {
+                stage.src = F::one, stage.dst = F::one;
+            } else if (a == "filter") {
+                stage.src = F::dst_color, stage.dst = F::zero;
+            } else if (a == "blend") {
+                stage.src = F::src_alpha, stage.dst = F::one_minus_src_alpha;
+            } else {
+                stage.src = blend_factor(a);
+                stage.dst = argument() ? blend_factor(ascii_lower(tok)) : F::one;
+            }
         }
     }
     return out;

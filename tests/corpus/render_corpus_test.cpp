@@ -247,6 +247,24 @@ TEST(RenderCorpusPvs, CullsFacesOnMapsWithVisibility) {
 
 namespace {
 
+/// Per world face number: whether its surface is sky (Frame::face names the face of each pixel).
+std::vector<bool> sky_faces(const model::Map& map) {
+    std::vector<bool> sky;
+    for (const model::Surface& s : map.models[0].surfaces)
+        if (s.face >= 0 && s.material < map.materials.size() && (map.materials[s.material].flags & model::kSky)) {
+            if (size_t(s.face) >= sky.size()) sky.resize(size_t(s.face) + 1, false);
+            sky[size_t(s.face)] = true;
+        }
+    return sky;
+}
+
+/// A 4 x 4 uncompressed TGA of one colour.
+Bytes solid_tga(std::array<uint8_t, 3> rgb) {
+    Bytes t = {0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 4, 0, 32, 0x28};
+    for (int p = 0; p < 16; ++p) t.insert(t.end(), {rgb[2], rgb[1], rgb[0], 255});
+    return t;
+}
+
 /// The sky tests' frames: small, one thread.
 render::Options small_frame() {
     render::Options o;
@@ -330,11 +348,8 @@ TEST(RenderCorpusSky, SkyBoxFaceAlongEachPixelsViewDirection) {
     const std::string dir = temp_dir("render-skybox");
     const auto colour = [](size_t face) { return std::array<uint8_t, 3>{uint8_t(40 * face + 10), uint8_t(200 - 30 * face), 77}; };
     const char* suffixes[6] = {"rt", "bk", "lf", "ft", "up", "dn"};
-    for (size_t i = 0; i < 6; ++i) {
-        Bytes tga = {0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 4, 0, 32, 0x28};
-        for (int p = 0; p < 16; ++p) tga.insert(tga.end(), {colour(i)[2], colour(i)[1], colour(i)[0], 255});
-        write_bytes(std::filesystem::path(dir) / "env" / (std::string("unit1_") + suffixes[i] + ".tga"), tga);
-    }
+    for (size_t i = 0; i < 6; ++i)
+        write_bytes(std::filesystem::path(dir) / "env" / (std::string("unit1_") + suffixes[i] + ".tga"), solid_tga(colour(i)));
     const Bsp bsp = Bsp::open(corpus_file("q2_v38/q2_base1.bsp").path);
     model::Map map = model::build(bsp);
     textures::SearchPath path;
@@ -343,12 +358,7 @@ TEST(RenderCorpusSky, SkyBoxFaceAlongEachPixelsViewDirection) {
     const textures::Resolved r = textures::resolve(map, bsp, path);
     ASSERT_FALSE(r.sky_box_missing.has_value()) << r.sky_box_missing->material;
     ASSERT_TRUE(map.sky_box.has_value());
-    std::vector<bool> sky_face;
-    for (const model::Surface& s : map.models[0].surfaces)
-        if (s.face >= 0 && s.material < map.materials.size() && (map.materials[s.material].flags & model::kSky)) {
-            if (size_t(s.face) >= sky_face.size()) sky_face.resize(size_t(s.face) + 1, false);
-            sky_face[size_t(s.face)] = true;
-        }
+    const std::vector<bool> sky_face = sky_faces(map);
     const render::Scene scene = render::Scene::prepare(map, bsp);
     EXPECT_EQ(scene.sky(), "box");
     // Cameras in the open 48 units in front of sky surfaces, looking at them
@@ -411,4 +421,42 @@ TEST(RenderCorpusSky, SkyBoxFaceAlongEachPixelsViewDirection) {
     EXPECT_EQ(wrong, 0u) << "of " << sky_pixels;
     EXPECT_EQ(flat, sky_pixels);
     EXPECT_GE(faces_seen.size(), 4u);
+}
+
+/// Quake 3 cloud layers (model::SkyClouds): oa_ctf2's sky shader given, in a
+/// made pk3, a far box no archive holds and two one-colour stages, the
+/// second added over the first. Every sky pixel of the spawn view must be
+/// their sum (the box hidden under the opaque first layer).
+TEST(RenderCorpusSky, Quake3CloudLayersBlendAsTheirStagesSay) {
+    const std::string dir = temp_dir("render-clouds");
+    const std::string shader =
+        "textures/common/sky_space { surfaceparm sky skyparms full 512 - "
+        "{ map textures/t/low.tga tcmod scale 3 2 } { map textures/t/high.tga blendfunc add } }\n";
+    write_bytes(std::filesystem::path(dir) / "pak0.pk3",
+                make_zip({{"scripts/t.shader", Bytes(shader.begin(), shader.end()), true},
+                          {"textures/t/low.tga", solid_tga({60, 40, 20}), false},
+                          {"textures/t/high.tga", solid_tga({30, 50, 70}), true}}));
+    const Bsp bsp = Bsp::open(corpus_file("q3_v46/oa_ctf2.bsp").path);
+    model::Map map = model::build(bsp);
+    textures::SearchPath path;
+    path.game_dirs = {dir};
+    path.sky_box = true;
+    const textures::Resolved r = textures::resolve(map, bsp, path);
+    EXPECT_FALSE(r.sky_box_missing.has_value());
+    ASSERT_TRUE(map.sky_clouds.has_value());
+    ASSERT_EQ(map.sky_clouds->layers.size(), 2u);
+    const std::vector<bool> sky_face = sky_faces(map);
+    const render::Scene scene = render::Scene::prepare(map, bsp);
+    EXPECT_EQ(scene.sky(), "clouds");
+    const auto spawn = render::spawn_camera(scene);
+    ASSERT_TRUE(spawn.has_value());
+    const render::Frame f = render::render(scene, *spawn, small_frame());
+    size_t sky = 0, wrong = 0;
+    for (size_t i = 0; i < f.face.size(); ++i) {
+        if (f.face[i] < 0 || size_t(f.face[i]) >= sky_face.size() || !sky_face[size_t(f.face[i])]) continue;
+        ++sky;
+        wrong += std::array<uint8_t, 3>{f.rgba[i * 4], f.rgba[i * 4 + 1], f.rgba[i * 4 + 2]} != std::array<uint8_t, 3>{90, 90, 90};
+    }
+    EXPECT_GT(sky, 500u);
+    EXPECT_EQ(wrong, 0u) << "of " << sky;
 }

@@ -293,3 +293,20 @@ TEST(Render, SkyBoxFaceAndTexelFollowQuake2sTables) {
     EXPECT_EQ(model::sky_box_at({0, 0, 0}).face, 4);
     EXPECT_EQ(model::sky_box_at({std::nanf(""), 0, 0}).face, 4);
 }
+
+// ioquake3's R_InitSkyTexCoords: a sphere of radius 4096 centred 4096 below
+// the eye, raised by the cloud height; (s, t) the arc cosines of the hit's
+// direction from the centre along x and y.
+TEST(Render, Quake3CloudDomeTexCoords) {
+    const float half_pi = float(std::acos(0.0));
+    EXPECT_FLOAT_EQ(model::sky_cloud_st({0, 0, 1}, 512).x, half_pi);  // straight up: the dome's top
+    EXPECT_FLOAT_EQ(model::sky_cloud_st({0, 0, 5}, 512).y, half_pi);
+    // Along +x: p = sqrt(2 R h + h^2) = 2111.0 out, 4096 up from the centre, at R + h = 4608.
+    const double p = std::sqrt(2.0 * 4096 * 512 + 512.0 * 512);
+    EXPECT_NEAR(model::sky_cloud_st({3, 0, 0}, 512).x, std::acos(p / 4608), 1e-6);
+    EXPECT_FLOAT_EQ(model::sky_cloud_st({3, 0, 0}, 512).y, half_pi);
+    EXPECT_NEAR(model::sky_cloud_st({0, -1, 0}, 512).y, std::acos(-p / 4608), 1e-6);
+    // A higher dome spreads the texture less toward the horizon.
+    EXPECT_LT(model::sky_cloud_st({1, 0, 0}, 1024).x, model::sky_cloud_st({1, 0, 0}, 512).x);
+    EXPECT_FLOAT_EQ(model::sky_cloud_st({0, 0, 0}, 512).x, half_pi);
+}

@@ -245,8 +245,10 @@ TEST(Textures, ShaderScriptsTakeTheFirstStageImage) {
         "a/sky { qer_editorimage a/ed.tga skyParms env/space 512 - }\n"
         "a/clouds { skyparms env/space 512 - { map a/clouds.tga } }\n"
         "a/nobox { skyparms - 512 - }\n"
+        "a/clouds2 { skyparms full 0 - { map $lightmap } { map a/c1.jpg tcMod scale 2 3 tcmod scroll 1 1 }\n"
+        "  { clampmap a/c2.tga blendFunc add } { map a/c3.tga blendfunc GL_DST_COLOR GL_ONE_MINUS_SRC_ALPHA } }\n"
         "a/broken { { map");
-    ASSERT_EQ(s.size(), 9u);
+    ASSERT_EQ(s.size(), 10u);
     EXPECT_EQ(s[0].shader, "a/one");
     EXPECT_EQ(s[0].image, "a/f1.tga");
     EXPECT_EQ(s[1].shader, "a/two");
@@ -271,6 +273,24 @@ TEST(Textures, ShaderScriptsTakeTheFirstStageImage) {
     EXPECT_EQ(s[7].image, "a/clouds.tga");
     EXPECT_EQ(s[8].shader, "a/nobox");
     EXPECT_EQ(s[8].image, "");
+    EXPECT_FLOAT_EQ(s[8].cloud_height, 512.0f);
+    EXPECT_FLOAT_EQ(s[4].cloud_height, 0.0f);  // no skyParms
+    // A sky's cloud layers: the stages with an image, their tcMod scale and blendFunc; a height of 0 is 512.
+    const auto& c = s[9];
+    EXPECT_EQ(c.far_box, "full");
+    EXPECT_FLOAT_EQ(c.cloud_height, 512.0f);
+    ASSERT_EQ(c.stages.size(), 3u);
+    EXPECT_EQ(c.stages[0].image, "a/c1.jpg");
+    EXPECT_FLOAT_EQ(c.stages[0].scale_s, 2.0f);
+    EXPECT_FLOAT_EQ(c.stages[0].scale_t, 3.0f);
+    EXPECT_EQ(c.stages[0].src, model::BlendFactor::one);
+    EXPECT_EQ(c.stages[0].dst, model::BlendFactor::zero);
+    EXPECT_EQ(c.stages[1].image, "a/c2.tga");
+    EXPECT_EQ(c.stages[1].src, model::BlendFactor::one);
+    EXPECT_EQ(c.stages[1].dst, model::BlendFactor::one);
+    EXPECT_EQ(c.stages[2].src, model::BlendFactor::dst_color);
+    EXPECT_EQ(c.stages[2].dst, model::BlendFactor::one_minus_src_alpha);
+    EXPECT_EQ(s[7].stages.size(), 1u);
 }
 
 TEST(Textures, VtfDxtBlocksDecodeToTheirColours) {
@@ -706,6 +726,40 @@ TEST(Textures, SkyBoxesAreFoundWhereEachEngineLoadsThem) {
         path.game_dirs = {dir};
         textures::resolve(map, bsp, path);
         faces_are(map, "env/night/box");
+    }
+    {  // Quake 3 cloud layers: with an opaque first layer the box ("full", in no pk3) goes unsaid;
+       // with an added one it is said, and the clouds are still there.
+        const std::string dir = temp_dir("sky-q3-clouds");
+        write_bytes(fs::path(dir) / "pak0.pk3",
+                    make_zip({{"scripts/sky.shader",
+                               text_bytes("textures/skies/a { surfaceparm sky skyparms full 700 - "
+                                          "{ map textures/skies/c1.tga tcmod scale 2 3 } { map textures/skies/c2 blendfunc add } }\n"
+                                          "textures/skies/b { surfaceparm sky skyparms full 0 - { map textures/skies/c2.jpg blendfunc add } }\n"),
+                               true},
+                              {"textures/skies/c1.tga", solid_tga(10, 20, 30), false},
+                              {"textures/skies/c2.tga", solid_tga(1, 2, 3), false}}));
+        const auto all = samples::all();
+        const auto q3 = std::find_if(all.begin(), all.end(), [](const auto& s) { return s.name == "sample_quake3.bsp"; });
+        ASSERT_NE(q3, all.end());
+        const Bsp bsp = Bsp::parse(q3->bytes, "q3.bsp");
+        path.game_dirs = {dir};
+        for (const char* name : {"textures/skies/a", "textures/skies/b"}) {
+            SCOPED_TRACE(name);
+            model::Map map = one_material(Format::quake3, name);
+            map.materials[0].flags = model::kSky;
+            const auto r = textures::resolve(map, bsp, path);
+            EXPECT_FALSE(map.sky_box.has_value());
+            ASSERT_TRUE(map.sky_clouds.has_value());
+            const bool a = std::string(name) == "textures/skies/a";
+            EXPECT_FLOAT_EQ(map.sky_clouds->height, a ? 700.0f : 512.0f);
+            ASSERT_EQ(map.sky_clouds->layers.size(), a ? 2u : 1u);
+            const auto& first_layer = map.sky_clouds->layers[0];
+            EXPECT_EQ(pixel(first_layer.image, 0, 0), (a ? std::array<uint8_t, 4>{10, 20, 30, 255} : std::array<uint8_t, 4>{1, 2, 3, 255}));
+            EXPECT_FLOAT_EQ(first_layer.scale_t, a ? 3.0f : 1.0f);
+            EXPECT_EQ(first_layer.dst, a ? model::BlendFactor::zero : model::BlendFactor::one);
+            EXPECT_EQ(r.sky_box_missing.has_value(), !a);  // the box shows only under an added layer
+            if (!a) EXPECT_EQ(r.sky_box_missing->material, "sky box full (rt)");
+        }
     }
     {  // Source: materials skybox/<skyname><suffix> (VMT -> $basetexture -> VTF)
         const std::string dir = temp_dir("sky-src");
