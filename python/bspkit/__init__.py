@@ -419,7 +419,7 @@ class Bsp:
         (orthographic from above) or "thumbnail"; camera=(x, y, z) with angles=(pitch, yaw[, roll])
         places the eye instead. Textures are those the map embeds (else flat colours), and those
         wads / game_dirs hold (as for :meth:`model`). Sky surfaces show the map's sky: Quake 1's own
-        layers, else the sky box game_dirs hold (else one colour)."""
+        layers, else the sky box game_dirs hold, with Quake 3's cloud layers (else one colour)."""
         self._flush()
         w, h = (int(v) for v in size)
         return _bspkit._render(self._core, w, h, view, None if camera is None else [float(v) for v in camera],
