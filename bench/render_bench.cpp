@@ -1,7 +1,7 @@
 // render::render frame times on the largest corpus map of each family:
 // 1920x1080 from the spawn with and without the PVS, the 1920x1080 overview,
 // and the 256x256 thumbnail; and a view that is all sky drawn with the sky's
-// images (Quake 1 layers, a sky box) beside the same frame in the flat sky
+// images (Quake 1 layers, a sky box, Quake 3 cloud layers) beside the same frame in the flat sky
 // colour. Each is printed beside a floor measured in the
 // same run, as a ratio: writing every pixel of the frame's colour and depth
 // buffers once (what any renderer of that size must do) plus one copy of the
@@ -108,8 +108,10 @@ void frame(benchmark::State& state, const std::string& rel, View view) {
 /// Sky images (Options::sky_images) against the same frame with the flat sky
 /// colour in the same run: q1_mp_lobby with its one texture renamed "sky1",
 /// so that the spawn view is all sky, drawn with its Quake 1 layers, and
-/// again with a generated 512 x 512 sky box in their place.
-void sky_frame(benchmark::State& state, bool box) {
+/// again with a generated 512 x 512 sky box, and two generated cloud layers, in their place.
+enum class Sky { layers, box, clouds };
+
+void sky_frame(benchmark::State& state, Sky kind) {
     Bytes bytes = read_file(bench::corpus("q1_v29/q1_mp_lobby.bsp"));
     const uint32_t textures = load<uint32_t>(&bytes[4 + 2 * 8]);
     uint8_t* mt = &bytes[textures + load<uint32_t>(&bytes[textures + 8])];  // miptex 1 (0 is absent)
@@ -120,16 +122,24 @@ void sky_frame(benchmark::State& state, bool box) {
         state.SkipWithError("the renamed texture gave no sky layers");
         return;
     }
-    if (box) {
+    const auto pattern = [](model::Texture& t, uint32_t side, uint8_t blue) {
+        t.width = t.height = side;
+        t.rgba.resize(size_t(side) * side * 4);
+        for (size_t i = 0; i < t.rgba.size(); i += 4)
+            t.rgba[i] = uint8_t(i >> 11), t.rgba[i + 1] = uint8_t(i >> 3), t.rgba[i + 2] = blue, t.rgba[i + 3] = 255;
+    };
+    if (kind == Sky::box) {
         map.sky_layers.reset();
         map.sky_box.emplace();
-        for (size_t f = 0; f < 6; ++f) {
-            model::Texture& t = map.sky_box->faces[f];
-            t.width = t.height = 512;
-            t.rgba.resize(size_t(512) * 512 * 4);
-            for (size_t i = 0; i < t.rgba.size(); i += 4)
-                t.rgba[i] = uint8_t(i >> 11), t.rgba[i + 1] = uint8_t(i >> 3), t.rgba[i + 2] = uint8_t(40 * f), t.rgba[i + 3] = 255;
-        }
+        for (size_t f = 0; f < 6; ++f) pattern(map.sky_box->faces[f], 512, uint8_t(40 * f));
+    } else if (kind == Sky::clouds) {  // Quake 3's usual two: an opaque layer, then one added
+        map.sky_layers.reset();
+        map.sky_clouds.emplace();
+        map.sky_clouds->layers.resize(2);
+        pattern(map.sky_clouds->layers[0].image, 256, 90);
+        pattern(map.sky_clouds->layers[1].image, 256, 20);
+        map.sky_clouds->layers[0].scale_s = 2, map.sky_clouds->layers[0].scale_t = 3;
+        map.sky_clouds->layers[1].dst = model::BlendFactor::one;
     }
     const render::Scene scene = render::Scene::prepare(map, bsp);
     const render::Camera cam = render::spawn_camera(scene).value_or(render::orbit_camera(scene));
@@ -153,9 +163,11 @@ void sky_frame(benchmark::State& state, bool box) {
 }
 
 void register_all() {
-    benchmark::RegisterBenchmark("sky_layers_1080p/q1_v29/q1_mp_lobby.bsp", [](benchmark::State& s) { sky_frame(s, false); })
+    benchmark::RegisterBenchmark("sky_layers_1080p/q1_v29/q1_mp_lobby.bsp", [](benchmark::State& s) { sky_frame(s, Sky::layers); })
         ->Unit(benchmark::kMillisecond)->UseRealTime();
-    benchmark::RegisterBenchmark("sky_box_1080p/q1_v29/q1_mp_lobby.bsp", [](benchmark::State& s) { sky_frame(s, true); })
+    benchmark::RegisterBenchmark("sky_box_1080p/q1_v29/q1_mp_lobby.bsp", [](benchmark::State& s) { sky_frame(s, Sky::box); })
+        ->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark("sky_clouds_1080p/q1_v29/q1_mp_lobby.bsp", [](benchmark::State& s) { sky_frame(s, Sky::clouds); })
         ->Unit(benchmark::kMillisecond)->UseRealTime();
     for (const char* rel : kMaps) {
         const std::string r = rel;

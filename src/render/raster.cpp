@@ -468,9 +468,17 @@ private:
         c.a = 255;
         if (!s_.sky_clouds) return c;
         const model::Vec2 st = model::sky_cloud_st(view_direction(x, y), s_.sky_clouds->height);
+        using F = model::BlendFactor;
         for (const model::SkyClouds::Layer& l : s_.sky_clouds->layers) {
             const Sample src = sample_texture(l.image, st.x * l.scale_s, st.y * l.scale_t, o_.bilinear);
-            c = blend(src, c, l.src, l.dst);
+            if (l.src == F::one && l.dst == F::zero) {  // the usual two: opaque, then added
+                c = src;
+            } else if (l.src == F::one && l.dst == F::one) {
+                c = {std::min(src.r + c.r, 255.0f), std::min(src.g + c.g, 255.0f), std::min(src.b + c.b, 255.0f),
+                     std::min(src.a + c.a, 255.0f)};
+            } else {
+                c = blend(src, c, l.src, l.dst);
+            }
         }
         return c;
     }
