@@ -40,8 +40,8 @@
 //     Map::sky_box; else Resolved::sky_box_missing says which and where.
 //     Quake 3 also: the sky shader's stages with an image, its cloud layers
 //     (the image as the engine tries it: the name, then .tga / .jpg / .png),
-//     into Map::sky_clouds; a far box under an opaque first layer is not
-//     needed (the engine's default image is hidden there) and not reported.
+//     into Map::sky_clouds; a far box under an opaque first layer is hidden:
+//     it is neither loaded nor reported missing.
 // Found textures are appended to Map::textures and set Material::texture.
 // A material whose size was unknown (width 0: UVs in texels, Quake 2 and
 // Nightfire) gets the texture's size and its UVs divided by it, so that they

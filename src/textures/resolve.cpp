@@ -412,7 +412,16 @@ private:
             if (it->second.image.empty()) return l;  // nothing to look for
             image = zip::engine_name(it->second.image);
         }
-        // The engine drops the extension and tries .tga then .jpg (ioquake3 adds .png).
+        if (const auto f = first(game_places(".pk3", true), quake3_image_names(image), l))
+            decode_into(l, *f, [](const Bytes& b, const std::string& n) { return decode_image(b, n); });
+        return l;
+    }
+
+    /// The files a Quake 3 image name (engine_name form) is looked for as: the
+    /// name when it has an extension, then, without its extension, .tga, .jpg
+    /// and .png (the engine drops the extension and tries .tga then .jpg;
+    /// ioquake3 adds .png).
+    static std::vector<std::string> quake3_image_names(const std::string& image) {
         const size_t dot = image.rfind('.');
         const size_t slash = image.rfind('/');
         std::string stem = image;
@@ -421,9 +430,7 @@ private:
         if (stem != image) candidates.push_back(image);
         for (const char* ext : {".tga", ".jpg", ".png"})
             if (stem + ext != image) candidates.push_back(stem + ext);
-        if (const auto f = first(game_places(".pk3", true), candidates, l))
-            decode_into(l, *f, [](const Bytes& b, const std::string& n) { return decode_image(b, n); });
-        return l;
+        return candidates;
     }
 
     // --- Source: VMT -> VTF ------------------------------------------------------
@@ -556,20 +563,13 @@ public:
             default:
                 return sky;
         }
-        // Quake 3's cloud layers: each stage's image, tried as the engine does
-        // (the named file, then .tga / .jpg / .png).
+        // Quake 3's cloud layers: each stage's image, tried as the engine does.
         bool opaque_clouds = false;
         if (q3 && !q3->stages.empty()) {
             model::SkyClouds clouds;
             clouds.height = q3->cloud_height > 0 ? q3->cloud_height : 512;
             for (const ShaderImage::Stage& st : q3->stages) {
-                std::string image = zip::engine_name(st.image);
-                const size_t dot = image.rfind('.'), slash = image.rfind('/');
-                const std::string stem = dot != std::string::npos && (slash == std::string::npos || dot > slash) ? image.substr(0, dot) : image;
-                std::vector<std::string> candidates{image};
-                for (const char* e : {".tga", ".jpg", ".png"})
-                    if (stem + e != image) candidates.push_back(stem + e);
-                Lookup l = load(".pk3", candidates);
+                Lookup l = load(".pk3", quake3_image_names(zip::engine_name(st.image)));
                 if (!l.texture) {
                     missing = Missing{"sky clouds " + q3->shader + " (" + st.image + ")", std::move(l.searched), std::move(l.problem)};
                     clouds.layers.clear();
@@ -582,13 +582,13 @@ public:
                 sky.clouds = std::move(clouds);
             }
         }
-        if (box.name.empty()) return sky;
+        // An opaque first cloud layer hides the box: it is not loaded (nor
+        // missed: ioquake3's default image for a face it lacks is hidden too).
+        if (box.name.empty() || opaque_clouds) return sky;
         for (size_t i = 0; i < 6; ++i) {
             Lookup l = face(kSuffixes[i]);
             if (!l.texture) {
-                // ioquake3 draws its default image for a face it cannot load: said
-                // unless an opaque cloud layer hides the box anyway.
-                if (!opaque_clouds && !missing)
+                if (!missing)
                     missing = Missing{"sky box " + box.name + " (" + kSuffixes[i] + ")", std::move(l.searched), std::move(l.problem)};
                 return sky;
             }

@@ -760,6 +760,24 @@ TEST(Textures, SkyBoxesAreFoundWhereEachEngineLoadsThem) {
             EXPECT_EQ(r.sky_box_missing.has_value(), !a);  // the box shows only under an added layer
             if (!a) EXPECT_EQ(r.sky_box_missing->material, "sky box full (rt)");
         }
+        // A box the pk3 holds, under an opaque layer: hidden, so not loaded.
+        std::vector<ZipFile> files{{"scripts/sky.shader",
+                                    text_bytes("textures/skies/c { surfaceparm sky skyparms env/c 512 - { map textures/skies/c1 } }\n"
+                                               "textures/skies/d { surfaceparm sky skyparms env/c 512 - { map textures/skies/c1 blendFunc blend } }\n"),
+                                    true},
+                                   {"textures/skies/c1.tga", solid_tga(10, 20, 30), false}};
+        for (const char* suffix : kSkySuffixes) files.push_back({std::string("env/c_") + suffix + ".tga", solid_tga(5, 5, 5), false});
+        const std::string dir2 = temp_dir("sky-q3-hidden-box");
+        write_bytes(fs::path(dir2) / "pak0.pk3", make_zip(files));
+        path.game_dirs = {dir2};
+        for (const char* name : {"textures/skies/c", "textures/skies/d"}) {
+            SCOPED_TRACE(name);
+            model::Map map = one_material(Format::quake3, name);
+            map.materials[0].flags = model::kSky;
+            textures::resolve(map, bsp, path);
+            EXPECT_TRUE(map.sky_clouds.has_value());
+            EXPECT_EQ(map.sky_box.has_value(), std::string(name) == "textures/skies/d");  // under a blended layer it shows
+        }
     }
     {  // Source: materials skybox/<skyname><suffix> (VMT -> $basetexture -> VTF)
         const std::string dir = temp_dir("sky-src");
