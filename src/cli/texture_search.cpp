@@ -20,6 +20,17 @@ void add_texture_search_options(CLI::App* cmd, TextureSearchArgs& args) {
         ->check(CLI::ExistingDirectory);
 }
 
+namespace {
+
+/// The places a search looked at, printable, as one comma-separated list.
+std::string places_list(const std::vector<std::string>& searched) {
+    std::string places;
+    for (const std::string& s : searched) places += (places.empty() ? "" : ", ") + zip::printable(s);
+    return places;
+}
+
+}  // namespace
+
 nlohmann::json resolve_textures_reporting(model::Map& map, const Bsp& bsp, const TextureSearchArgs& args,
                                           textures::SearchPath path) {
     for (const std::string& w : args.wads) path.wads.emplace_back(w);
@@ -32,7 +43,7 @@ nlohmann::json resolve_textures_reporting(model::Map& map, const Bsp& bsp, const
         if (!m.problem.empty()) {
             why = "not used: " + zip::printable(m.problem);
         } else if (verbose()) {
-            for (const std::string& p : m.searched) why += (why.empty() ? "not found; searched " : ", ") + zip::printable(p);
+            why = "not found; searched " + places_list(m.searched);
         } else {
             why = "not found (" + std::to_string(m.searched.size()) + " places searched; --verbose lists them)";
         }
@@ -62,8 +73,7 @@ nlohmann::json resolve_textures_reporting(model::Map& map, const Bsp& bsp, const
             held.push_back(name);
             continue;
         }
-        std::string places;
-        for (const std::string& s : m.searched) places += (places.empty() ? "" : ", ") + zip::printable(s);
+        std::string places = places_list(m.searched);
         if (places.empty()) places = "nowhere: give --wad or --game-dir";
         if (!plain)
             fmt::print(stderr, "{}: texture \"{}\" not used: {}; searched {}\n", bsp.file_name(), name,

@@ -115,18 +115,17 @@ Scene Scene::prepare(const model::Map& map, const Bsp& bsp, const Options& light
     }
     s->listed = s->cluster_faces.listed();
 
+    // A texture with texels for every pixel of its size (else it is left out).
+    const auto usable = [](const model::Texture& t) {
+        return t.width && t.height && t.rgba.size() == size_t(t.width) * t.height * 4;
+    };
     s->textures.resize(map.textures.size());
-    for (size_t t = 0; t < map.textures.size(); ++t) {
-        const auto& tex = map.textures[t];
-        if (tex.width && tex.height && tex.rgba.size() == size_t(tex.width) * tex.height * 4) s->textures[t] = model::mip_chain(tex);
-    }
+    for (size_t t = 0; t < map.textures.size(); ++t)
+        if (usable(map.textures[t])) s->textures[t] = model::mip_chain(map.textures[t]);
     for (const auto& m : map.materials) {
         const bool usable = m.texture >= 0 && size_t(m.texture) < s->textures.size() && !s->textures[size_t(m.texture)].empty();
         s->materials.push_back(material_info(map, m, usable ? m.texture : -1));
     }
-    const auto usable = [](const model::Texture& t) {
-        return t.width && t.height && t.rgba.size() == size_t(t.width) * t.height * 4;
-    };
     if (map.sky_layers && usable(map.sky_layers->front) && usable(map.sky_layers->back)) s->sky_layers = map.sky_layers;
     if (map.sky_box && std::all_of(map.sky_box->faces.begin(), map.sky_box->faces.end(), usable)) s->sky_box = map.sky_box;
     if (map.sky_clouds && !map.sky_clouds->layers.empty() &&

@@ -278,13 +278,11 @@ model::SkyLayers sky_layers(const uint8_t* indices, uint32_t width, uint32_t hei
     model::SkyLayers sky;
     sky.front = {name + " (front)", half, height, std::vector<uint8_t>(size_t(half) * height * 4)};
     sky.back = {name + " (back)", half, height, std::vector<uint8_t>(size_t(half) * height * 4)};
+    for (uint32_t y = 0; y < height; ++y)
+        indexed_to_rgba(indices + size_t(y) * width + half, half, colours, false, &sky.back.rgba[size_t(y) * half * 4]);
     uint64_t sum[3] = {0, 0, 0};
-    for (uint32_t y = 0; y < height; ++y) {
-        const uint8_t* row = indices + size_t(y) * width;
-        indexed_to_rgba(row + half, half, colours, false, &sky.back.rgba[size_t(y) * half * 4]);
-        for (uint32_t x = 0; x < half; ++x)
-            for (int c = 0; c < 3; ++c) sum[c] += colours[row[half + x] * 3 + c];
-    }
+    for (size_t i = 0; i < sky.back.rgba.size(); i += 4)
+        for (size_t c = 0; c < 3; ++c) sum[c] += sky.back.rgba[i + c];
     const uint64_t n = std::max<uint64_t>(1, uint64_t(half) * height);
     const uint8_t mean[4] = {uint8_t(sum[0] / n), uint8_t(sum[1] / n), uint8_t(sum[2] / n), 0};
     for (uint32_t y = 0; y < height; ++y) {
