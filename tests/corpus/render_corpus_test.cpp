@@ -265,6 +265,14 @@ Bytes solid_tga(std::array<uint8_t, 3> rgb) {
     return t;
 }
 
+/// textures::resolve() with the game folder `dir` and the sky asked for.
+textures::Resolved resolve_with_sky(model::Map& map, const Bsp& bsp, const std::string& dir) {
+    textures::SearchPath path;
+    path.game_dirs = {dir};
+    path.sky_box = true;
+    return textures::resolve(map, bsp, path);
+}
+
 /// The sky tests' frames: small, one thread.
 render::Options small_frame() {
     render::Options o;
@@ -352,10 +360,7 @@ TEST(RenderCorpusSky, SkyBoxFaceAlongEachPixelsViewDirection) {
         write_bytes(std::filesystem::path(dir) / "env" / (std::string("unit1_") + suffixes[i] + ".tga"), solid_tga(colour(i)));
     const Bsp bsp = Bsp::open(corpus_file("q2_v38/q2_base1.bsp").path);
     model::Map map = model::build(bsp);
-    textures::SearchPath path;
-    path.game_dirs = {dir};
-    path.sky_box = true;
-    const textures::Resolved r = textures::resolve(map, bsp, path);
+    const textures::Resolved r = resolve_with_sky(map, bsp, dir);
     ASSERT_FALSE(r.sky_box_missing.has_value()) << r.sky_box_missing->material;
     ASSERT_TRUE(map.sky_box.has_value());
     const std::vector<bool> sky_face = sky_faces(map);
@@ -438,10 +443,7 @@ TEST(RenderCorpusSky, Quake3CloudLayersBlendAsTheirStagesSay) {
                           {"textures/t/high.tga", solid_tga({30, 50, 70}), true}}));
     const Bsp bsp = Bsp::open(corpus_file("q3_v46/oa_ctf2.bsp").path);
     model::Map map = model::build(bsp);
-    textures::SearchPath path;
-    path.game_dirs = {dir};
-    path.sky_box = true;
-    const textures::Resolved r = textures::resolve(map, bsp, path);
+    const textures::Resolved r = resolve_with_sky(map, bsp, dir);
     EXPECT_FALSE(r.sky_box_missing.has_value());
     ASSERT_TRUE(map.sky_clouds.has_value());
     ASSERT_EQ(map.sky_clouds->layers.size(), 2u);
