@@ -552,7 +552,7 @@ private:
     std::vector<std::vector<GroupOffsets>> offsets_;
     size_t stream_offset_[kStreams] = {}, stream_length_[kStreams] = {};
     int stream_view_[kStreams] = {-1, -1, -1, -1, -1, -1};
-    std::future<std::vector<detail::Image>> images_;
+    bspkit::detail::Background<std::vector<detail::Image>> images_;
     uint32_t texels_per_luxel_ = 1;
     Bytes bin_;
     std::vector<std::pair<std::string, Bytes>> files_;

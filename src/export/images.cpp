@@ -18,19 +18,13 @@ Bytes texture_png(const model::Texture& t, int compression) {
     return encode_opaque_rgba_png(t.width, t.height, t.rgba, compression);
 }
 
-std::future<std::vector<Image>> encode_images_async(const model::Map& map, std::vector<int32_t> textures,
-                                                    const model::LightmapAtlas* lightmap,
-                                                    std::function<model::Texture()> baked, int compression,
-                                                    std::optional<ImageFiles> files) {
-#ifdef __EMSCRIPTEN__
-    // WebAssembly without threads (the viewer runs in one Worker, no SharedArrayBuffer): encoded
-    // when the exporter asks for the images, on the same thread. Same bytes either way.
-    constexpr auto kPolicy = std::launch::deferred;
-#else
-    constexpr auto kPolicy = std::launch::async;
-#endif
-    return std::async(kPolicy, [&map, textures = std::move(textures), lightmap, baked = std::move(baked),
-                                           compression, files = std::move(files)] {
+bspkit::detail::Background<std::vector<Image>> encode_images_async(const model::Map& map, std::vector<int32_t> textures,
+                                                                   const model::LightmapAtlas* lightmap,
+                                                                   std::function<model::Texture()> baked, int compression,
+                                                                   std::optional<ImageFiles> files) {
+    return bspkit::detail::Background<std::vector<Image>>([&map, textures = std::move(textures), lightmap,
+                                                           baked = std::move(baked), compression,
+                                                           files = std::move(files)] {
         std::vector<Image> images;
         UniqueNames names;
         names("lightmap");  // reserved for the atlas

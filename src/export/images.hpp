@@ -5,9 +5,10 @@
 
 #include <bspkit/export.hpp>
 
+#include "core/parallel.hpp"
+
 #include <filesystem>
 #include <functional>
-#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,7 +38,7 @@ Bytes texture_png(const model::Texture& texture, int compression);
 /// Encodes `textures` (indices into map.textures), then the atlas when
 /// `lightmap` is set, then the texture `baked` returns when it is set (it
 /// runs on the image thread too), on another thread.
-std::future<std::vector<Image>> encode_images_async(const model::Map& map, std::vector<int32_t> textures,
+bspkit::detail::Background<std::vector<Image>> encode_images_async(const model::Map& map, std::vector<int32_t> textures,
                                                     const model::LightmapAtlas* lightmap,
                                                     std::function<model::Texture()> baked, int compression,
                                                     std::optional<ImageFiles> files = std::nullopt);

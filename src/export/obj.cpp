@@ -22,7 +22,6 @@
 #include <cmath>
 #include <cstring>
 #include <fcntl.h>
-#include <future>
 #include <memory>
 #include <random>
 #include <span>
@@ -309,7 +308,7 @@ Summary write_obj(const model::Map& map, const std::filesystem::path& path, cons
             if (report && options.progress) options.progress("geometry", double(j + 1 - from) / double(to - from));
         }
     };
-    auto second = std::async(std::launch::async, [&] { format_range(split, jobs.size(), second_half, false); });
+    bspkit::detail::Background<void> second([&] { format_range(split, jobs.size(), second_half, false); });
     format_range(0, split, first_half, true);
     second.get();
 
