@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <numeric>
 #include <set>
 
 namespace bspkit::source {
@@ -784,12 +785,11 @@ void check_limits(Checker& c) {
 }  // namespace
 
 void check(const Bsp& bsp, CheckReport& report) {
-    // Every lump the steps below read, decoded on both cores first when compressed (console and
-    // bspzip'd maps): LZMA decoding is most of a check's time there. The lighting lumps are only
-    // measured (decoded_length), never read, so they stay compressed.
-    std::vector<size_t> read;
-    for (size_t i = 0; i < bsp.lump_count(); ++i)
-        if (i != lump::lighting && i != lump::lighting_hdr) read.push_back(i);
+    // Every lump decoded on both cores first when compressed (console and bspzip'd maps): LZMA
+    // decoding is most of a check's time there. Each must decode, those no step reads included
+    // (below): a stream that does not is an error, as it is to the engine and to every other verb.
+    std::vector<size_t> read(bsp.lump_count());
+    std::iota(read.begin(), read.end(), size_t(0));
     bsp.decode_ahead(read);
     const Map map(bsp);
     Checker c(bsp, map, report);
@@ -801,16 +801,26 @@ void check(const Bsp& bsp, CheckReport& report) {
         check_physcollide, check_pakfile, check_game_lumps, check_limits,
     };
     std::set<std::pair<std::string, std::string>> undecodable;
+    // A lump that cannot be decoded at all (bad LZMA data, ...): said once, however many steps read it.
+    const auto undecoded = [&](const Error& e) {
+        if (undecodable.insert({e.where().lump, e.detail()}).second)
+            c.error(e.where().lump, -1, "",
+                    e.where().offset >= 0 ? e.detail() + " (at offset " + std::to_string(e.where().offset) + ")"
+                                          : e.detail());
+    };
     for (Step step : kSteps) {
         try {
             step(c);
         } catch (const Error& e) {
-            // A lump that cannot be decoded at all (bad LZMA data, ...): said once, however
-            // many steps read it.
-            if (undecodable.insert({e.where().lump, e.detail()}).second)
-                c.error(e.where().lump, -1, "",
-                        e.where().offset >= 0 ? e.detail() + " (at offset " + std::to_string(e.where().offset) + ")"
-                                              : e.detail());
+            undecoded(e);
+        }
+    }
+    // The compressed lumps no step reads: the lighting lumps (only measured), undocumented ones.
+    for (size_t i = 0; i < bsp.lump_count(); ++i) {
+        try {
+            if (bsp.compressed(i)) bsp.decoded(i);
+        } catch (const Error& e) {
+            undecoded(e);
         }
     }
     c.finish();
