@@ -7,6 +7,7 @@
 
 #include <bspkit/check.hpp>
 #include <bspkit/formats/source.hpp>
+#include <bspkit/model.hpp>
 
 #include <gtest/gtest.h>
 
@@ -243,6 +244,44 @@ TEST(SourceCheckCorpus, GameLumpOutsideItsLumpIsNamed) {
             found |= x.severity == Severity::error && x.lump == "game_lump" && x.record == 0 && x.field == "fileofs";
         EXPECT_TRUE(found) << describe(r);
     }
+}
+
+// A primitive index past its face's corners (the T-junction triangles of
+// vbsp join the face's own corners): check names the primindices record, and
+// the geometry build, which every drawing verb runs, refuses the same map. Before,
+// check passed such a map that export and render then failed on.
+TEST(SourceCheckCorpus, PrimitiveIndexPastItsFaceIsAnError) {
+    size_t injected = 0;
+    for (const CorpusFile* f : source_files()) {
+        const Bytes original = test::read_corpus(*f);
+        const Bsp bsp = Bsp::parse(original, f->relpath);
+        const Map m(bsp);
+        if (m.version() <= 17 || m.faces().empty()) continue;
+        const auto prims = m.primitives();
+        const auto indices = m.primindices();
+        for (size_t fi = 0; fi < m.faces().size(); ++fi) {
+            const dface_t& face = m.faces()[fi];
+            if ((face.numPrims & 0x7fff) == 0 || face.firstPrimID >= prims.size()) continue;
+            const dprimitive_t& p = prims[face.firstPrimID];
+            if (p.vertCount != 0 || p.indexCount == 0 || size_t(p.firstIndex) + p.indexCount > indices.size()) continue;
+            SCOPED_TRACE(f->relpath + " face " + std::to_string(fi));
+            Bsp damaged = Bsp::parse(original, f->relpath);
+            Bytes bytes(bsp.decoded(lump::primindices).begin(), bsp.decoded(lump::primindices).end());
+            const size_t victim = size_t(p.firstIndex) + p.indexCount / 2;
+            store<uint16_t>(bytes.data() + victim * sizeof(dprimindex_t), uint16_t(face.numedges), bsp.byte_order());
+            damaged.replace(lump::primindices, bytes);
+            const CheckReport r = check(damaged);
+            bool named = false;
+            for (const Finding& x : r.findings)
+                named |= x.severity == Severity::error && x.lump == "primindices" && x.record == int64_t(victim) &&
+                         x.field == "index";
+            EXPECT_TRUE(named) << describe(r);
+            EXPECT_THROW((void)model::build(damaged), Error);
+            ++injected;
+            break;
+        }
+    }
+    EXPECT_GE(injected, 3u);
 }
 
 // Every compressed lump of the corpus's compressed maps damaged on its own:

@@ -109,6 +109,31 @@ LightmapNeed lightmap_need(const dface_t& f, std::span<const texinfo_t> texinfo,
     return n;
 }
 
+/// The triangles of a face's primitives join its own corners (primitives
+/// with vertCount 0, all vbsp writes: "triangles between face vertices") or
+/// the primitive's vertices: an index past them is an error, as it is to
+/// every verb that draws the face. Ranges of the primitives themselves are
+/// check_primitives()'s.
+void check_primitive_indices(Checker& c, const std::string& lump, int64_t r, const dface_t& f, int n_prims) {
+    const Map& m = c.map_;
+    const auto prims = m.primitives();
+    const auto indices = m.primindices();
+    for (int k = 0; k < n_prims; ++k) {
+        const dprimitive_t& p = prims[size_t(f.firstPrimID) + size_t(k)];
+        if (size_t(p.firstIndex) + p.indexCount > indices.size()) continue;
+        const uint32_t corners = p.vertCount > 0 ? p.vertCount : uint32_t(f.numedges);
+        for (uint32_t i = p.firstIndex; i < uint32_t(p.firstIndex) + p.indexCount; ++i)
+            if (indices[i].index >= corners) {
+                c.error(c.name(lump::primindices), int64_t(i), "index",
+                        "index " + std::to_string(indices[i].index) + " of primitive " +
+                            std::to_string(f.firstPrimID + k) + " (" + lump + " record " + std::to_string(r) +
+                            ") is not one of its " + std::to_string(corners) +
+                            (p.vertCount > 0 ? " primitive vertices" : " face corners"));
+                break;  // one finding per primitive
+            }
+    }
+}
+
 /// One face lump: planes, edges, texinfo, dispinfo, primitives, original
 /// faces, lightmaps in `lighting_lump` (may be none).
 void check_face_lump(Checker& c, size_t face_lump, std::span<const dface_t> faces, std::optional<size_t> lighting_lump,
@@ -141,6 +166,8 @@ void check_face_lump(Checker& c, size_t face_lump, std::span<const dface_t> face
             if (!v17) {
                 const int n_prims = f.numPrims & 0x7fff;  // the top bit marks shadows disabled
                 c.range(lump, r, "firstPrimID", f.firstPrimID, "numPrims", n_prims, prims, c.name(lump::primitives));
+                if (!original && f.numedges >= 3 && size_t(f.firstPrimID) + size_t(n_prims) <= prims)
+                    check_primitive_indices(c, lump, r, f, n_prims);
             }
             if (!original && origfaces > 0) c.index(lump, r, "origFace", f.origFace, origfaces, c.name(lump::originalfaces), true);
         }
