@@ -349,9 +349,12 @@ private:
             const Vec3d off = et.model_offset[m];
             Vec3d mins{md.mins[0] - kBoundsMargin, md.mins[1] - kBoundsMargin, md.mins[2] - kBoundsMargin};
             Vec3d maxs{md.maxs[0] + kBoundsMargin, md.maxs[1] + kBoundsMargin, md.maxs[2] + kBoundsMargin};
-            for (size_t k = 0; k < 3; ++k)
-                if (!(mins[k] < maxs[k]) || std::abs(mins[k]) > 1e6 || std::abs(maxs[k]) > 1e6)
-                    fail(bsp_, map_.lump("models"), m, "bounds are not a box");
+            for (size_t k = 0; k < 3; ++k) {
+                if (!(mins[k] < maxs[k]))
+                    fail(bsp_, map_.lump("models"), m, "bounds are not a box (mins exceed maxs)");
+                if (std::abs(mins[k]) > 1e6 || std::abs(maxs[k]) > 1e6)
+                    fail(bsp_, map_.lump("models"), m, "bounds reach past 1e6 units, beyond what the decompiler cuts");
+            }
             std::map<int32_t, std::vector<Cell>> by_contents;
             std::vector<std::pair<int64_t, Cell>> stack;
             stack.push_back({md.headnode[0], box_cell(mins, maxs)});

@@ -19,6 +19,7 @@
 #include <bspkit/visibility.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 
 using namespace bspkit;
@@ -373,4 +374,36 @@ TEST_P(QuakeCheckCorpus, InjectedDefectsInTheRealMapAreNamed) {
     EXPECT_TRUE(found(bad_index, ff.index.name)) << file.relpath << ": " << ff.index.name << " of record " << bad_index;
     EXPECT_TRUE(found(bad_count, ff.count.name)) << file.relpath << ": " << ff.count.name << " of record " << bad_count;
     EXPECT_FALSE(r.ok());
+}
+
+// Model 0's bounds turned inside out on one axis (mins.y above maxs.y) in
+// every Quake 1 family map: an error on the models record. The engines link
+// entities by these bounds and build the world's area nodes from model 0's;
+// the decompiler refused such a map while check passed it.
+TEST(QuakeCheckCorpusModels, InsideOutModelBoundsAreAnError) {
+    size_t maps = 0;
+    for (const CorpusFile& f : corpus_files()) {
+        const std::optional<std::string> format = expected_format(f);
+        if (format != "quake1" && format != "bsp2" && format != "goldsrc") continue;
+        SCOPED_TRACE(f.relpath);
+        Bsp bsp = Bsp::parse(read_corpus(f), f.relpath);
+        const size_t models = *bsp.find_lump("models");
+        Bytes records(bsp.decoded(models).begin(), bsp.decoded(models).end());
+        ASSERT_GE(records.size(), 24u);
+        float mins_y, maxs_y;  // dmodel_t: float mins[3], maxs[3] first, in every member of the family
+        std::memcpy(&mins_y, records.data() + 4, 4);
+        std::memcpy(&maxs_y, records.data() + 16, 4);
+        ASSERT_LT(mins_y, maxs_y);
+        std::memcpy(records.data() + 4, &maxs_y, 4);
+        std::memcpy(records.data() + 16, &mins_y, 4);
+        EXPECT_TRUE(check(bsp).ok()) << "clean before";
+        bsp.replace(models, records);
+        const CheckReport r = check(bsp);
+        bool found = false;
+        for (const Finding& x : r.findings)
+            found |= x.severity == Severity::error && x.lump == "models" && x.record == 0 && x.field == "mins";
+        EXPECT_TRUE(found);
+        ++maps;
+    }
+    EXPECT_GE(maps, 10u);
 }

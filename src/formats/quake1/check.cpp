@@ -9,6 +9,7 @@
 #include "formats/common/check_util.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -406,8 +407,22 @@ private:
         }
         for (size_t i = 0; i < t_.models.size(); ++i) {
             const dmodel_t& m = t_.models[i];
-            c_.finite("models", i, "mins", m.mins);
-            c_.finite("models", i, "maxs", m.maxs);
+            const bool mins_finite = c_.finite("models", i, "mins", m.mins);
+            const bool maxs_finite = c_.finite("models", i, "maxs", m.maxs);
+            if (mins_finite && maxs_finite)
+                for (int a = 0; a < 3; ++a)
+                    if (m.mins[a] > m.maxs[a]) {
+                        // The engines link an entity by these bounds (SV_LinkEdict) and build the
+                        // world's area nodes from model 0's (SV_CreateAreaNode).
+                        const auto text = [](float v) {
+                            char buf[32];
+                            return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+                        };
+                        c_.error("models", int64_t(i), "mins",
+                                 "mins exceed maxs on " + std::string(1, "xyz"[a]) + " (" + text(m.mins[a]) + " > " +
+                                     text(m.maxs[a]) + "): the bounds are inside out");
+                        break;
+                    }
             c_.index("models", i, "headnode", m.headnode[0], t_.nodes.size(), "nodes");
             // Without clipnodes, a BRUSHLIST engine builds hulls 1+ from brushes (see brushlist()).
             if (!hulls_from_brushlist_)
