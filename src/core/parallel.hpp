@@ -16,6 +16,7 @@
 #include <optional>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #if defined(__linux__) && !defined(__EMSCRIPTEN__)
@@ -84,6 +85,7 @@ class Background {
 public:
     Background() = default;
     template <class F>
+        requires(!std::is_same_v<std::remove_cvref_t<F>, Background>)
     explicit Background(F&& work) : state_(std::make_unique<State>(std::forward<F>(work))) {
 #ifndef __EMSCRIPTEN__
         try {

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <numeric>
+#include <stdexcept>
 #include <vector>
 
 #if BSPKIT_WORKER_PTHREAD
@@ -46,6 +47,31 @@ TEST(Parallel, WorkerThreadWorksWithItsCreatorsCpus) {
     }
 }
 #endif
+
+// Background<T>: the work's value or its exception from get(); a result
+// never asked for is still waited for; assigning over one waits for it.
+TEST(Parallel, BackgroundGivesTheValueOrTheException) {
+    Background<int> answer([] { return 42; });
+    EXPECT_EQ(answer.get(), 42);
+    Background<int> failing([]() -> int { throw std::runtime_error("bad lump"); });
+    EXPECT_THROW(failing.get(), std::runtime_error);
+    std::atomic<int> ran{0};
+    {
+        Background<void> unasked([&] { ++ran; });
+    }
+    EXPECT_EQ(ran.load(), 1);
+    std::atomic<bool> go{false};
+    Background<void> first([&] { ++ran; });
+    first = Background<void>([&] {
+        go.wait(false);
+        ran += 10;
+    });
+    EXPECT_EQ(ran.load(), 2);  // the first has finished; the second waits for `go`
+    go = true;
+    go.notify_all();
+    first.get();
+    EXPECT_EQ(ran.load(), 12);
+}
 
 // parallel_for() gives every index to exactly one call, on any thread count.
 TEST(Parallel, ParallelForRunsEveryIndexOnce) {
