@@ -144,7 +144,7 @@ private:
             const double lm = 1 / llen;
             s.lightmap_scale = std::abs(lm - std::round(lm)) < 1e-3 ? std::round(lm) : lm;
         }
-        std::string name(map_.texture_name(size_t(std::max<int32_t>(tx.texdata, 0))));
+        std::string name(map_.texture_name(size_t(std::max<int32_t>(tx.texdata, 0))).value_or(""));
         if (tx.texdata < 0 || size_t(tx.texdata) >= map_.texdata().size() || name.empty())
             name = tool_material(contents);
         s.material = unpatched_material(name);

@@ -103,7 +103,8 @@ TEST(SourceCheckCorpus, TypedViewAgreesWithTheContainer) {
         if (m.version() <= 17) {
             EXPECT_EQ(m.faces_v17().size(), m.faces().size());
         }
-        EXPECT_FALSE(m.texture_name(0).empty());
+        ASSERT_TRUE(m.texture_name(0).has_value());
+        EXPECT_FALSE(m.texture_name(0)->empty());
     }
 }
 
@@ -282,6 +283,55 @@ TEST(SourceCheckCorpus, PrimitiveIndexPastItsFaceIsAnError) {
         }
     }
     EXPECT_GE(injected, 3u);
+}
+
+// A texture name emptied (its first byte made the terminator) is a name the
+// engine looks up and shows its error material for: check warns, and the
+// geometry build, which export and render run, goes on with a material named
+// "". Before, check passed it and the build refused the map ("does not lead to
+// a terminated name"). A name that loses its terminator is an error to both.
+TEST(SourceCheckCorpus, EmptyTextureNameIsAWarningAndTheMapStillBuilds) {
+    size_t maps = 0, built_empty = 0;
+    for (const CorpusFile* f : source_files()) {
+        const Bsp bsp = Bsp::parse(test::read_corpus(*f), f->relpath);
+        const Map m(bsp);
+        if (m.texdata().empty() || m.texdata_string_table().empty() || bsp.compressed(lump::texdata_string_data)) continue;
+        SCOPED_TRACE(f->relpath);
+        const auto table = m.texdata_string_table();
+        Bytes data(bsp.decoded(lump::texdata_string_data).begin(), bsp.decoded(lump::texdata_string_data).end());
+        const size_t first = size_t(table[0].offset);
+        ASSERT_LT(first, data.size());
+        {
+            Bsp emptied = Bsp::parse(test::read_corpus(*f), f->relpath);
+            Bytes bytes = data;
+            bytes[first] = 0;
+            emptied.replace(lump::texdata_string_data, bytes);
+            const CheckReport r = check(emptied);
+            bool warned = false;
+            for (const Finding& x : r.findings)
+                warned |= x.severity == Severity::warning && x.lump == "texdata_string_table" && x.record == 0 &&
+                          x.message.find("is empty") != std::string::npos;
+            EXPECT_TRUE(warned) << describe(r);
+            EXPECT_EQ(r.errors(), check(bsp).errors()) << describe(r);
+            const model::Map built = model::build(emptied);  // threw "does not lead to a terminated name"
+            built_empty += std::any_of(built.materials.begin(), built.materials.end(),
+                                       [](const model::Material& mat) { return mat.name.empty(); });
+        }
+        {
+            Bsp unterminated = Bsp::parse(test::read_corpus(*f), f->relpath);
+            size_t last = 0;  // the name stored last
+            for (const auto& entry : table) last = std::max(last, size_t(entry.offset));
+            Bytes bytes = data;
+            for (size_t i = last; i < bytes.size(); ++i)
+                if (bytes[i] == 0) bytes[i] = 'x';
+            unterminated.replace(lump::texdata_string_data, bytes);
+            const CheckReport r = check(unterminated);
+            EXPECT_GE(r.errors(), 1u) << describe(r);
+        }
+        ++maps;
+    }
+    EXPECT_GE(maps, 5u);
+    EXPECT_GE(built_empty, 3u);  // maps whose faces show the emptied name
 }
 
 // Every compressed lump of the corpus's compressed maps damaged on its own:

@@ -22,6 +22,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -771,9 +772,10 @@ public:
     const VisHeader& vis() const;
     std::vector<PhysModel> physcollide() const;
 
-    /// Texture name of texdata `index` via the string table, empty when any
-    /// reference on the way is out of range or the string is not terminated.
-    std::string_view texture_name(size_t texdata_index) const;
+    /// Texture name of texdata `index` via the string table; nullopt when any
+    /// reference on the way is out of range or the string is not terminated
+    /// (an empty name is a name: the engine shows its error material for it).
+    std::optional<std::string_view> texture_name(size_t texdata_index) const;
 
 private:
     struct Cache;

@@ -309,7 +309,10 @@ void check_textures(Checker& c) {
             c.error(lump, int64_t(i), "offset", "the texture name at offset " + std::to_string(off) + " has no terminating NUL");
             continue;
         }
-        if (nul - size_t(off) >= size_t(TEXTURE_NAME_LENGTH))
+        if (nul == size_t(off))
+            c.warning(lump, int64_t(i), "offset",
+                      "the texture name at offset " + std::to_string(off) + " is empty: the engine shows its error material");
+        else if (nul - size_t(off) >= size_t(TEXTURE_NAME_LENGTH))
             c.warning(lump, int64_t(i), "offset",
                       "texture name of " + std::to_string(nul - size_t(off)) + " characters exceeds TEXTURE_NAME_LENGTH (128)");
     }

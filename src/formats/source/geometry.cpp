@@ -270,11 +270,12 @@ private:
                          "texinfo " + std::to_string(texinfo_index) + ": texdata " + std::to_string(ti.texdata) +
                              " is outside the " + std::to_string(texdata.size()) + " records of texdata");
                 const dtexdata_t& td = texdata[size_t(ti.texdata)];
-                mat.name = std::string(m_.texture_name(size_t(ti.texdata)));
-                if (mat.name.empty())
+                const std::optional<std::string_view> name = m_.texture_name(size_t(ti.texdata));
+                if (!name)
                     fail(lump::texdata, ti.texdata,
                          "texdata " + std::to_string(ti.texdata) + ": nameStringTableID " +
                              std::to_string(td.nameStringTableID) + " does not lead to a terminated name");
+                mat.name = std::string(*name);
                 mat.width = uint32_t(std::max(0, td.width));
                 mat.height = uint32_t(std::max(0, td.height));
                 mat.reflectivity = Vec3{td.reflectivity.x, td.reflectivity.y, td.reflectivity.z};

@@ -508,18 +508,18 @@ std::vector<PhysModel> Map::physcollide() const {
     return parse_physcollide(bsp_->decoded(lump::physcollide), bsp_->byte_order(), where_in(*bsp_, lump::physcollide, 0));
 }
 
-std::string_view Map::texture_name(size_t texdata_index) const {
+std::optional<std::string_view> Map::texture_name(size_t texdata_index) const {
     const auto td = texdata();
-    if (texdata_index >= td.size()) return {};
+    if (texdata_index >= td.size()) return std::nullopt;
     const auto table = texdata_string_table();
     const int32_t id = td[texdata_index].nameStringTableID;
-    if (id < 0 || size_t(id) >= table.size()) return {};
+    if (id < 0 || size_t(id) >= table.size()) return std::nullopt;
     const std::string_view data = texdata_string_data();
     const int32_t offset = table[size_t(id)].offset;
-    if (offset < 0 || size_t(offset) >= data.size()) return {};
+    if (offset < 0 || size_t(offset) >= data.size()) return std::nullopt;
     const std::string_view rest = data.substr(size_t(offset));
     const size_t nul = rest.find('\0');
-    if (nul == std::string_view::npos) return {};
+    if (nul == std::string_view::npos) return std::nullopt;
     return rest.substr(0, nul);
 }
 
