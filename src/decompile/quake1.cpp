@@ -338,6 +338,44 @@ private:
                contents == CONTENTS_SLIME || contents == CONTENTS_LAVA;
     }
 
+    /// Whether [mins, maxs] is a box the cutting can start from: non-empty on
+    /// every axis, within 1e6 units (the precision the cuts are made at).
+    static bool usable_box(const Vec3d& mins, const Vec3d& maxs) {
+        for (size_t k = 0; k < 3; ++k)
+            if (!(mins[k] < maxs[k]) || !(std::abs(mins[k]) <= 1e6) || !(std::abs(maxs[k]) <= 1e6)) return false;
+        return true;
+    }
+
+    /// The box the cutting of model `m` starts from: its bounds plus a margin,
+    /// or, where those are unusable (damaged: inside out, not numbers, far out;
+    /// the engines only link entities by them), the bounds its head node (or
+    /// leaf) keeps for culling, which qbsp takes from the same brushes.
+    template <class Tables>
+    std::pair<Vec3d, Vec3d> model_box(const Tables& t, size_t m) {
+        const auto& md = t.models[m];
+        const auto grown = [](const auto& lo, const auto& hi) {
+            return std::pair<Vec3d, Vec3d>{
+                {double(lo[0]) - kBoundsMargin, double(lo[1]) - kBoundsMargin, double(lo[2]) - kBoundsMargin},
+                {double(hi[0]) + kBoundsMargin, double(hi[1]) + kBoundsMargin, double(hi[2]) + kBoundsMargin}};
+        };
+        const auto box = grown(md.mins, md.maxs);
+        if (usable_box(box.first, box.second)) return box;
+        const int64_t head = md.headnode[0];
+        std::pair<Vec3d, Vec3d> head_box;
+        if (head >= 0) {
+            const auto& n = at(bsp_, t.nodes, head, map_.lump("nodes"), map_.lump("models"), m, "node");
+            head_box = grown(n.mins, n.maxs);
+        } else {
+            const auto& l = at(bsp_, t.leafs, -(head + 1), map_.lump("leafs"), map_.lump("models"), m, "leaf");
+            head_box = grown(l.mins, l.maxs);
+        }
+        const std::string why = "model " + std::to_string(m) + "'s bounds are not a box within 1e6 units";
+        const std::string whose = head >= 0 ? "its head node's" : "its head leaf's";
+        if (!usable_box(head_box.first, head_box.second)) fail(bsp_, map_.lump("models"), m, why + ", nor are " + whose);
+        r_.notes.push_back(why + ": cut from " + whose + " bounds");
+        return head_box;
+    }
+
     template <class Tables>
     void from_tree(const Tables& t, const EntityTable& et) {
         const size_t nodes_lump = map_.lump("nodes"), leafs_lump = map_.lump("leafs");
@@ -347,14 +385,7 @@ private:
             const auto& md = t.models[m];
             const size_t ent = size_t(et.model_entity[m]);
             const Vec3d off = et.model_offset[m];
-            Vec3d mins{md.mins[0] - kBoundsMargin, md.mins[1] - kBoundsMargin, md.mins[2] - kBoundsMargin};
-            Vec3d maxs{md.maxs[0] + kBoundsMargin, md.maxs[1] + kBoundsMargin, md.maxs[2] + kBoundsMargin};
-            for (size_t k = 0; k < 3; ++k) {
-                if (!(mins[k] < maxs[k]))
-                    fail(bsp_, map_.lump("models"), m, "bounds are not a box (mins exceed maxs)");
-                if (std::abs(mins[k]) > 1e6 || std::abs(maxs[k]) > 1e6)
-                    fail(bsp_, map_.lump("models"), m, "bounds reach past 1e6 units, beyond what the decompiler cuts");
-            }
+            const auto [mins, maxs] = model_box(t, m);
             std::map<int32_t, std::vector<Cell>> by_contents;
             std::vector<std::pair<int64_t, Cell>> stack;
             stack.push_back({md.headnode[0], box_cell(mins, maxs)});

@@ -36,9 +36,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -448,6 +450,39 @@ TEST(DecompileCorpusDamaged, TruncatedAndOverwrittenCopies) {
     }
     EXPECT_GT(runs, 0u);
     EXPECT_GT(errors, 0u);
+}
+
+/// Model 0's bounds turned inside out in every Quake 1 family map cut from
+/// its tree (no BRUSHLIST): the engines load such a map (they only link and
+/// cull by these bounds), so the decompiler cuts from the bounds the head node
+/// keeps and says so, giving the same brushes as the undamaged map (their
+/// outer sides may lie a little further out). It refused the map before.
+TEST(DecompileCorpusDamaged, InsideOutModelBoundsCutFromTheHeadNode) {
+    size_t maps = 0;
+    for (const CorpusFile& f : corpus_files()) {
+        const std::optional<std::string> format = expected_format(f);
+        if (format != "quake1" && format != "bsp2" && format != "goldsrc") continue;
+        SCOPED_TRACE(f.relpath);
+        const Bytes original = read_corpus(f);
+        Bsp bsp = Bsp::parse(original, f.relpath);
+        const decompile::Result before = decompile::decompile(bsp);
+        const size_t models = *bsp.find_lump("models");
+        Bytes records(bsp.decoded(models).begin(), bsp.decoded(models).end());
+        const float inside_out[6] = {100, 100, 100, -100, -100, -100};  // dmodel_t: mins[3], maxs[3] first
+        std::memcpy(records.data(), inside_out, sizeof inside_out);
+        bsp.replace(models, records);
+        const decompile::Result after = decompile::decompile(bsp);
+        const bool cut = std::any_of(after.notes.begin(), after.notes.end(), [](const std::string& n) {
+            return n.find("model 0's bounds are not a box") != std::string::npos;
+        });
+        const bool brushlist = std::any_of(before.notes.begin(), before.notes.end(),
+                                           [](const std::string& n) { return n.find("BRUSHLIST") != std::string::npos; });
+        EXPECT_EQ(cut, !brushlist);
+        EXPECT_EQ(after.stats.brushes, before.stats.brushes);
+        EXPECT_NEAR(double(after.stats.sides), double(before.stats.sides), 0.01 * double(before.stats.sides) + 1);
+        maps += cut;
+    }
+    EXPECT_GE(maps, 10u);
 }
 
 /// A material name an editor file cannot hold (a space and a control byte in a
