@@ -74,6 +74,15 @@ std::optional<std::string> expected_format(const CorpusFile& f) {
     return it->second;
 }
 
+std::vector<const CorpusFile*> quake1_family_files() {
+    std::vector<const CorpusFile*> out;
+    for (const CorpusFile& f : corpus_files()) {
+        const std::optional<std::string> format = expected_format(f);
+        if (format == "quake1" || format == "bsp2" || format == "goldsrc") out.push_back(&f);
+    }
+    return out;
+}
+
 std::string test_name(const std::string& relpath) {
     std::string out;
     for (char c : relpath) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';

@@ -31,6 +31,8 @@ const CorpusFile& corpus_file(const std::string& relpath);
 /// The format id a corpus folder holds, or nullopt for folders of variants
 /// bspkit refuses ("other", "titanfall").
 std::optional<std::string> expected_format(const CorpusFile& f);
+/// The corpus's Quake 1 family maps (quake1, bsp2, goldsrc): every one is cut from a tree or a BRUSHLIST.
+std::vector<const CorpusFile*> quake1_family_files();
 
 /// Gtest parameter names from paths.
 std::string test_name(const std::string& relpath);
