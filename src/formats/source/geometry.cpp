@@ -297,7 +297,9 @@ private:
     static constexpr size_t kChunk = 64;  ///< faces a thread takes at a time
 
     void build_model(size_t mi, const dmodel_t& md) {
-        if (md.firstface < 0 || md.numfaces < 0 || uint64_t(md.firstface) + uint64_t(md.numfaces) > faces_.size())
+        // An empty range references nothing, wherever it starts (check's rule too).
+        if (md.numfaces != 0 &&
+            (md.firstface < 0 || md.numfaces < 0 || uint64_t(md.firstface) + uint64_t(md.numfaces) > faces_.size()))
             fail(lump::models, int64_t(mi),
                  "model " + std::to_string(mi) + ": faces " + std::to_string(md.firstface) + " + " +
                      std::to_string(md.numfaces) + " run past the " + std::to_string(faces_.size()) + " records of " +
@@ -491,7 +493,7 @@ private:
                      face_name(fi) + ": firstPrimID " + std::to_string(f.firstPrimID) + " is outside the " +
                          std::to_string(prims.size()) + " records of primitives");
             const dprimitive_t& p = prims[f.firstPrimID];
-            if (uint64_t(p.firstIndex) + p.indexCount > prim_indices.size())
+            if (p.indexCount != 0 && uint64_t(p.firstIndex) + p.indexCount > prim_indices.size())
                 fail(lump::primitives, f.firstPrimID,
                      "primitive " + std::to_string(f.firstPrimID) + ": indices " + std::to_string(p.firstIndex) + " + " +
                          std::to_string(p.indexCount) + " run past the " + std::to_string(prim_indices.size()) +

@@ -1,0 +1,164 @@
+// check and the verbs agree on damaged maps: copies of every corpus map with
+// bytes of one lump changed (a run of random bytes, flipped bits, a 16- or
+// 32-bit field set to an extreme), each checked; where check finds no error,
+// the geometry build (what export, render and the viewer run) and the
+// decompiler must not refuse the copy either. Where check reports an error the
+// verbs may refuse it, with an Error, never a crash. Each mismatch this found
+// at random was a defect on one side: a Source primitive index past its face
+// (check passed it), inside-out Quake 1 model bounds (decompile refused them),
+// an empty Source texture name (the build refused it).
+#include <bspkit/bsp.hpp>
+#include <bspkit/check.hpp>
+#include <bspkit/decompile.hpp>
+#include <bspkit/file_io.hpp>
+#include <bspkit/formats/source.hpp>
+#include <bspkit/model.hpp>
+
+#include "corpus.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace bspkit {
+namespace {
+
+using test::CorpusFile;
+
+/// One damaged copy: lump `lump` changed as `kind` says, at offsets drawn from `rng`.
+Bytes damage(const Bytes& original, const LumpEntry& e, int kind, std::mt19937& rng) {
+    Bytes b = original;
+    const size_t at = size_t(e.offset), n = size_t(e.length);
+    auto pick = [&](size_t below) { return size_t(std::uniform_int_distribution<size_t>(0, below - 1)(rng)); };
+    switch (kind) {
+        case 0: {  // a run of random bytes
+            const size_t from = pick(n), len = std::min(n - from, 1 + pick(64));
+            for (size_t i = 0; i < len; ++i) b[at + from + i] = uint8_t(rng());
+            break;
+        }
+        case 1:  // eight flipped bits
+            for (int i = 0; i < 8; ++i) b[at + pick(n)] ^= uint8_t(1u << pick(8));
+            break;
+        case 2: {  // a 16-bit field
+            static constexpr uint16_t kValues[] = {0xffff, 0x8000, 0x7fff, 1000};
+            const size_t where = pick(n - 1) & ~size_t(1);
+            const uint16_t v = kValues[pick(4)];
+            b[at + where] = uint8_t(v);
+            b[at + where + 1] = uint8_t(v >> 8);
+            break;
+        }
+        default: {  // a 32-bit field
+            static constexpr uint32_t kValues[] = {0xffffffffu, 0x7fffffffu, 0x80000000u, 65535u, 100000u};
+            const size_t where = pick(n - 3) & ~size_t(3);
+            const uint32_t v = kValues[pick(5)];
+            for (int i = 0; i < 4; ++i) b[at + where + size_t(i)] = uint8_t(v >> (8 * i));
+            break;
+        }
+    }
+    return b;
+}
+
+TEST(DamageConsistencyCorpus, WhatCheckPassesTheVerbsTake) {
+    // BSPKIT_DAMAGE_COPIES: more copies per map for a deeper search (default 16);
+    // BSPKIT_DAMAGE_SEED: other copies (default 0).
+    const char* env = std::getenv("BSPKIT_DAMAGE_COPIES");
+    const int kCopies = env ? std::max(1, std::atoi(env)) : 16;
+    const char* seed_env = std::getenv("BSPKIT_DAMAGE_SEED");
+    const uint32_t seed = seed_env ? uint32_t(std::strtoul(seed_env, nullptr, 10)) : 0;
+    size_t maps = 0, copies = 0, clean = 0;
+    for (const CorpusFile& f : test::corpus_files()) {
+        if (!test::expected_format(f) || f.size > 5'000'000) continue;  // the big ones cost time, not coverage
+        const Bytes original = test::read_corpus(f);
+        const Bsp bsp = Bsp::parse(original, f.relpath);
+        std::vector<size_t> lumps;
+        for (size_t i = 0; i < bsp.lump_count(); ++i)
+            if (bsp.entry(i).length >= 8 && !bsp.compressed(i)) lumps.push_back(i);
+        if (lumps.empty()) continue;
+        std::mt19937 rng(uint32_t(std::hash<std::string>{}(f.relpath)) ^ seed);
+        for (int k = 0; k < kCopies; ++k) {
+            const size_t lump = lumps[size_t(rng() % lumps.size())];
+            const int kind = int(rng() % 4);
+            Bytes bytes = damage(original, bsp.entry(lump), kind, rng);
+            SCOPED_TRACE(f.relpath + ": copy " + std::to_string(k) + ", lump " + std::string(bsp.lump_name(lump)) +
+                         ", damage " + std::to_string(kind));
+            ++copies;
+            std::optional<Bsp> damaged;
+            try {
+                damaged.emplace(Bsp::parse(std::move(bytes), f.relpath));
+            } catch (const Error&) {
+                continue;  // the container refused it: every verb does
+            }
+            const CheckReport report = check(*damaged);
+            if (report.errors() > 0) {
+                // Refusing is allowed; crashing is not (the sanitizer build runs this too).
+                try {
+                    (void)model::build(*damaged);
+                    (void)decompile::decompile(*damaged);
+                } catch (const Error&) {
+                }
+                continue;
+            }
+            ++clean;
+            bool refused = false;
+            for (const auto& verb : {std::function<void()>([&] { (void)model::build(*damaged); }),
+                                     std::function<void()>([&] { (void)decompile::decompile(*damaged); })}) {
+                try {
+                    verb();
+                } catch (const Error& e) {
+                    ADD_FAILURE() << "check found no error, a verb refused the copy: " << e.what();
+                    refused = true;
+                }
+            }
+            if (refused) {  // kept for a look (bspkit check / export / decompile on it), in the working directory
+                const std::filesystem::path kept = std::filesystem::absolute(
+                    "damage_consistency_" + test::test_name(f.relpath) + "_" + std::to_string(k) + ".bsp");
+                write_file_atomic(kept, damaged->file_bytes());
+                ADD_FAILURE() << "the copy: " << kept.string();
+            }
+        }
+        ++maps;
+    }
+    EXPECT_GE(maps, 30u);
+    EXPECT_GE(clean, copies / 4) << "most damage should leave some copies check finds clean";
+}
+
+}  // namespace
+}  // namespace bspkit
+
+namespace bspkit {
+namespace {
+
+// An empty range references nothing wherever it starts (vbsp and vrad leave
+// such starts past the end; Source's check accepts them): a model with no
+// faces whose firstface lies far past the faces builds like any other. The
+// build refused it ("faces 4194481 + 0 run past the 205 records of faces":
+// found by the test above with 400 copies a map).
+TEST(DamageConsistencyCorpus, SourceModelWithNoFacesStartsAnywhere) {
+    size_t maps = 0;
+    for (const CorpusFile& f : test::corpus_files()) {
+        if (test::expected_format(f) != std::optional<std::string>("source")) continue;
+        SCOPED_TRACE(f.relpath);
+        Bsp bsp = Bsp::parse(test::read_corpus(f), f.relpath);
+        const source::Map m(bsp);
+        if (m.models().size() < 2 || bsp.compressed(source::lump::models)) continue;
+        const size_t errors_before = check(bsp).errors();
+        std::vector<source::dmodel_t> models(m.models().begin(), m.models().end());
+        models.back().firstface = 0x7fffffff;
+        models.back().numfaces = 0;
+        bsp.replace(source::lump::models, encode_records<source::dmodel_t>(models, bsp.byte_order()));
+        EXPECT_EQ(check(bsp).errors(), errors_before);
+        const model::Map built = model::build(bsp);
+        EXPECT_TRUE(built.models.back().surfaces.empty());
+        ++maps;
+    }
+    EXPECT_GE(maps, 5u);
+}
+
+}  // namespace
+}  // namespace bspkit
