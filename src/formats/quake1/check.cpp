@@ -9,7 +9,7 @@
 #include "formats/common/check_util.hpp"
 
 #include <algorithm>
-#include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -414,9 +414,10 @@ private:
                     if (m.mins[a] > m.maxs[a]) {
                         // The engines link an entity by these bounds (SV_LinkEdict) and build the
                         // world's area nodes from model 0's (SV_CreateAreaNode).
-                        const auto text = [](float v) {
+                        const auto text = [](float v) {  // (not std::to_chars: WebAssembly's libc++ has no float one)
                             char buf[32];
-                            return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+                            std::snprintf(buf, sizeof buf, "%g", double(v));
+                            return std::string(buf);
                         };
                         c_.error("models", int64_t(i), "mins",
                                  "mins exceed maxs on " + std::string(1, "xyz"[a]) + " (" + text(m.mins[a]) + " > " +
