@@ -39,8 +39,8 @@ Bytes texture_png(const model::Texture& texture, int compression);
 /// `lightmap` is set, then the texture `baked` returns when it is set (it
 /// runs on the image thread too), on another thread.
 bspkit::detail::Background<std::vector<Image>> encode_images_async(const model::Map& map, std::vector<int32_t> textures,
-                                                    const model::LightmapAtlas* lightmap,
-                                                    std::function<model::Texture()> baked, int compression,
-                                                    std::optional<ImageFiles> files = std::nullopt);
+                                                                   const model::LightmapAtlas* lightmap,
+                                                                   std::function<model::Texture()> baked, int compression,
+                                                                   std::optional<ImageFiles> files = std::nullopt);
 
 }  // namespace bspkit::exporter::detail

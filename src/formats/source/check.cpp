@@ -112,8 +112,8 @@ LightmapNeed lightmap_need(const dface_t& f, std::span<const texinfo_t> texinfo,
 /// The triangles of a face's primitives join its own corners (primitives
 /// with vertCount 0, all vbsp writes: "triangles between face vertices") or
 /// the primitive's vertices: an index past them is an error, as it is to
-/// every verb that draws the face. Ranges of the primitives themselves are
-/// check_primitives()'s.
+/// every verb that draws the face. The primitives' own index ranges are
+/// check_face_side_lumps()'s.
 void check_primitive_indices(Checker& c, const std::string& lump, int64_t r, const dface_t& f, int n_prims) {
     const Map& m = c.map_;
     const auto prims = m.primitives();
