@@ -5,11 +5,13 @@
 #include <bspkit/entities.hpp>
 #include <bspkit/file_io.hpp>
 #include <bspkit/glob.hpp>
+#include <bspkit/zip.hpp>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <unistd.h>
 
 namespace bspkit::cli {
 namespace {
@@ -53,12 +55,17 @@ nlohmann::json entity_json(const Entity& e, size_t index) {
 void write_out(std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
 void print_text(const EntityLump& lump, const std::vector<size_t>& selected) {
+    // The map's own bytes, as they are into a file or a pipe (the text parses back to the same
+    // entities); to a terminal, its control bytes as \xNN (Source's I/O separator ESC among them),
+    // which the terminal would otherwise act on.
+    const bool terminal = ::isatty(1);
+    const auto shown = [terminal](const std::string& s) { return terminal ? zip::printable(s) : s; };
     for (size_t i : selected) {
         const Entity& e = lump.entities[i];
         std::string block = fmt::format("// entity {}", i);
         if (e.offset >= 0) block += fmt::format(" at offset {}", e.offset);
         block += "\n{\n";
-        for (const KeyValue& kv : e.pairs) block += "\"" + kv.key + "\" \"" + kv.value + "\"\n";
+        for (const KeyValue& kv : e.pairs) block += "\"" + shown(kv.key) + "\" \"" + shown(kv.value) + "\"\n";
         block += "}\n";
         write_out(block);
     }
@@ -115,7 +122,8 @@ void add_entities(CLI::App& app, Action& action) {
     out->needs(set);
     set->excludes(where);
     cmd->footer(
-        "Text output is the entity lump itself, each entity preceded by a '// entity N' comment.\n"
+        "Text output is the entity lump itself, each entity preceded by a '// entity N' comment; to a\n"
+        "terminal, control bytes in keys and values (ESC, newlines inside a value...) are shown as \\xNN.\n"
         "--set takes the whole list (\"index\" and \"offset\" are ignored; entities left out are removed);\n"
         "an unchanged list leaves the file byte-identical, LZMA-compressed lumps stay compressed.\n"
         "Bytes that are not UTF-8 appear in JSON as U+EF80..U+EFFF and are restored by --set.");

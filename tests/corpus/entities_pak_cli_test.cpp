@@ -290,3 +290,22 @@ TEST(EntitiesCli, BrokenLumpIsReportedAndCanBeReplaced) {
     ASSERT_EQ(lump.entities.size(), 1u);
     EXPECT_EQ(lump.entities[0].get("message"), "fixed");
 }
+
+// Source's newer branches separate the fields of an entity output with ESC
+// (cstanks_env_gunfire_test: "tank_gunfire_example<ESC>Enable<ESC><ESC>0<ESC>-1").
+// Into a pipe the text keeps those bytes (it parses back to the same
+// entities); to a terminal, where ESC starts a command, they are shown as
+// \x1b. The terminal is a real one: `script` (util-linux, in Debian's
+// essential bsdutils) runs bspkit on a pseudo-terminal.
+TEST(EntitiesCli, ControlBytesAreShownNotSentToATerminal) {
+    const CorpusFile& f = corpus_file("src_v21_csgo/cstanks_env_gunfire_test.bsp");
+    const auto piped = run_cli({"entities", f.path.string()});
+    ASSERT_EQ(piped.exit_code, 0) << piped.err;
+    EXPECT_NE(piped.out.find("tank_gunfire_example\x1b" "Enable"), std::string::npos);
+    const auto terminal =
+        run_program("/usr/bin/script", {"-qec", std::string(BSPKIT_CLI_PATH) + " entities '" + f.path.string() + "'", "/dev/null"});
+    ASSERT_EQ(terminal.exit_code, 0) << "script (bsdutils) is needed: " << terminal.err;
+    EXPECT_NE(terminal.out.find("tank_gunfire_example\\x1bEnable\\x1b\\x1b0\\x1b-1"), std::string::npos) << terminal.out;
+    EXPECT_EQ(terminal.out.find('\x1b'), std::string::npos);
+    EXPECT_NE(terminal.out.find("\"classname\" \"worldspawn\""), std::string::npos);
+}
