@@ -182,6 +182,11 @@ void merge_cells(std::vector<Cell>& cells) {
         std::vector<Box> boxes;
         std::vector<uint8_t> changed(cells.size());
         for (auto& [pn, list] : by_plane) {
+            // Entries of cells merged earlier in this pass are stale (the face
+            // index named a face of the cell before it grew): dropped here, their
+            // cells come back next pass.
+            std::erase_if(list, [&](const std::pair<uint32_t, uint32_t>& e) { return !alive[e.first] || changed[e.first]; });
+            if (list.size() < 2) continue;
             // Sweep along an axis in the plane: only faces whose boxes overlap on it are paired.
             const Vec3d& n = cells[list[0].first][list[0].second].plane.normal;
             const size_t axis = std::abs(n[0]) > 0.7 ? 1 : 0;

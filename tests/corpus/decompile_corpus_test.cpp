@@ -23,6 +23,7 @@
 //     (up to whole repeats: >= 99% of the vertices within 1e-3, >= 99.5% within 0.01;
 //     the rest are coplanar surfaces of other projections near the side);
 //   - the written text reads back with bspkit's reader to the same data.
+#include <bspkit/check.hpp>
 #include <bspkit/decompile.hpp>
 #include <bspkit/formats/nightfire.hpp>
 #include <bspkit/formats/quake2.hpp>
@@ -480,6 +481,25 @@ TEST(DecompileCorpusDamaged, InsideOutModelBoundsCutFromTheHeadNode) {
         maps += cut;
     }
     EXPECT_GE(maps, 10u);
+}
+
+/// svencoop_q2dm1 with 60 random bytes over its planes 352-355 (found by
+/// DamageConsistencyCorpus with seed 11): check finds no error, and the cell
+/// merging read a face index of a cell merged earlier in the same pass, past
+/// the merged cell's faces (the CLI died with SIGSEGV). Stale entries are
+/// dropped now; under ASan the read is caught even where it does not crash.
+TEST(DecompileCorpusDamaged, MergingSkipsCellsMergedInThePass) {
+    const CorpusFile& f = corpus_file("hl1_v30/svencoop_q2dm1.bsp");
+    Bytes bytes = read_corpus(f);
+    static constexpr char kRun[] =
+        "b5d46b08b26387ffe67431d8aaf604c43b8cb538f595e1819b83d30f9916458bef2efade396a20b11cca3c485560bd9f28739e8f500494dabd2b535c";
+    constexpr size_t kAt = 7178;  // planes start at 124: plane 352, byte 14
+    ASSERT_EQ(sizeof kRun - 1, 120u);
+    for (size_t i = 0; i < 60; ++i) bytes[kAt + i] = uint8_t(std::stoi(std::string(kRun + 2 * i, 2), nullptr, 16));
+    const Bsp bsp = Bsp::parse(std::move(bytes), f.relpath);
+    EXPECT_EQ(check(bsp).errors(), 0u);
+    const decompile::Result r = decompile::decompile(bsp);
+    EXPECT_GT(r.stats.brushes, 700u);
 }
 
 /// A material name an editor file cannot hold (a space and a control byte in a
