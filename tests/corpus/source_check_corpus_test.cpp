@@ -293,7 +293,8 @@ TEST(SourceCheckCorpus, PrimitiveIndexPastItsFaceIsAnError) {
 TEST(SourceCheckCorpus, EmptyTextureNameIsAWarningAndTheMapStillBuilds) {
     size_t maps = 0, built_empty = 0;
     for (const CorpusFile* f : source_files()) {
-        const Bsp bsp = Bsp::parse(test::read_corpus(*f), f->relpath);
+        const Bytes original = test::read_corpus(*f);
+        const Bsp bsp = Bsp::parse(original, f->relpath);
         const Map m(bsp);
         if (m.texdata().empty() || m.texdata_string_table().empty() || bsp.compressed(lump::texdata_string_data)) continue;
         SCOPED_TRACE(f->relpath);
@@ -302,7 +303,7 @@ TEST(SourceCheckCorpus, EmptyTextureNameIsAWarningAndTheMapStillBuilds) {
         const size_t first = size_t(table[0].offset);
         ASSERT_LT(first, data.size());
         {
-            Bsp emptied = Bsp::parse(test::read_corpus(*f), f->relpath);
+            Bsp emptied = Bsp::parse(original, f->relpath);
             Bytes bytes = data;
             bytes[first] = 0;
             emptied.replace(lump::texdata_string_data, bytes);
@@ -318,7 +319,7 @@ TEST(SourceCheckCorpus, EmptyTextureNameIsAWarningAndTheMapStillBuilds) {
                                        [](const model::Material& mat) { return mat.name.empty(); });
         }
         {
-            Bsp unterminated = Bsp::parse(test::read_corpus(*f), f->relpath);
+            Bsp unterminated = Bsp::parse(original, f->relpath);
             size_t last = 0;  // the name stored last
             for (const auto& entry : table) last = std::max(last, size_t(entry.offset));
             Bytes bytes = data;

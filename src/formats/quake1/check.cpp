@@ -19,6 +19,13 @@ namespace {
 
 using checks::Checker;
 
+/// A float for a message, as printf's %g (not std::to_chars: WebAssembly's libc++ has no float one).
+std::string float_text(float v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", double(v));
+    return buf;
+}
+
 template <class Types>
 class Quake1Check {
 public:
@@ -414,14 +421,9 @@ private:
                     if (m.mins[a] > m.maxs[a]) {
                         // The engines link an entity by these bounds (SV_LinkEdict) and build the
                         // world's area nodes from model 0's (SV_CreateAreaNode).
-                        const auto text = [](float v) {  // (not std::to_chars: WebAssembly's libc++ has no float one)
-                            char buf[32];
-                            std::snprintf(buf, sizeof buf, "%g", double(v));
-                            return std::string(buf);
-                        };
                         c_.error("models", int64_t(i), "mins",
-                                 "mins exceed maxs on " + std::string(1, "xyz"[a]) + " (" + text(m.mins[a]) + " > " +
-                                     text(m.maxs[a]) + "): the bounds are inside out");
+                                 "mins exceed maxs on " + std::string(1, "xyz"[a]) + " (" + float_text(m.mins[a]) +
+                                     " > " + float_text(m.maxs[a]) + "): the bounds are inside out");
                         break;
                     }
             c_.index("models", i, "headnode", m.headnode[0], t_.nodes.size(), "nodes");
