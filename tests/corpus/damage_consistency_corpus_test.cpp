@@ -20,9 +20,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -158,6 +160,60 @@ TEST(DamageConsistencyCorpus, SourceModelWithNoFacesStartsAnywhere) {
         ++maps;
     }
     EXPECT_GE(maps, 5u);
+}
+
+}  // namespace
+}  // namespace bspkit
+
+namespace bspkit {
+namespace {
+
+// Every compiler writes planes with unit normals (every corpus map's are
+// within 1e-6 of length 1). One scaled (here twice as long) is a damaged
+// record, an error of check in every family: near the largest float, traces
+// through such planes cannot end (their distances overflow), which check let
+// pass ("0 errors") on a GoldSrc copy while trace refused it (found by
+// WhatCheckPassesTheVerbsTake with BSPKIT_DAMAGE_SEED=21); Source's check
+// read no plane values at all.
+TEST(DamageConsistencyCorpus, APlaneNormalThatIsNotAUnitVectorIsAnError) {
+    std::set<Format> families;
+    for (const CorpusFile& f : test::corpus_files()) {
+        if (!test::expected_format(f)) continue;
+        SCOPED_TRACE(f.relpath);
+        Bsp bsp = Bsp::parse(test::read_corpus(f), f.relpath);
+        const std::optional<size_t> planes = bsp.find_lump("planes");
+        ASSERT_TRUE(planes);
+        const ByteSpan decoded = bsp.decoded(*planes);
+        const uint32_t size = bsp.record_size(*planes);
+        ASSERT_GE(size, 16u);
+        if (decoded.size() < 2 * size) continue;
+        const size_t record = decoded.size() / size / 2;
+        const auto has_error = [&](const CheckReport& r) {
+            return std::any_of(r.findings.begin(), r.findings.end(), [&](const Finding& x) {
+                return x.severity == Severity::error && x.lump == "planes" && x.record == int64_t(record) &&
+                       (x.field == "normal" || x.field == "Normal") && x.message.find("has length 2, not 1") != std::string::npos;
+            });
+        };
+        ASSERT_FALSE(has_error(check(bsp)));
+        Bytes bytes(decoded.begin(), decoded.end());
+        for (size_t k = 0; k < 3; ++k) {  // the normal's three floats, in the file's byte order
+            uint8_t* p = &bytes[record * size + 4 * k];
+            uint32_t u;
+            std::memcpy(&u, p, 4);
+            if (bsp.byte_order() == ByteOrder::big) u = byteswap(u);
+            float v;
+            std::memcpy(&v, &u, 4);
+            v *= 2;
+            std::memcpy(&u, &v, 4);
+            if (bsp.byte_order() == ByteOrder::big) u = byteswap(u);
+            std::memcpy(p, &u, 4);
+        }
+        bsp.replace(*planes, std::move(bytes));
+        const CheckReport report = check(bsp);
+        EXPECT_TRUE(has_error(report)) << report.findings.size() << " findings";
+        families.insert(bsp.format());
+    }
+    EXPECT_GE(families.size(), 7u);  // Quake 1, BSP2, GoldSrc, Quake 2, Quake 3, Nightfire, Source
 }
 
 }  // namespace

@@ -212,9 +212,19 @@ TEST(SourceCheckCorpus, InjectedDefectsInRealMapsAreNamed) {
         store<int32_t>(faces.data() + counted * face_size + firstedge_at, int32_t(m.surfedges().size() - 1),
                        bsp.byte_order());
         store<int16_t>(faces.data() + counted * face_size + numedges_at, int16_t(3), bsp.byte_order());
+        // A vertex and a plane distance that are not numbers (check read no plane or
+        // vertex values of Source maps before).
+        Bytes vertexes(bsp.decoded(lump::vertexes).begin(), bsp.decoded(lump::vertexes).end());
+        Bytes planes(bsp.decoded(lump::planes).begin(), bsp.decoded(lump::planes).end());
+        const uint32_t nan = 0x7fc00000u;
+        store<uint32_t>(vertexes.data() + sizeof(dvertex_t) * (n_verts / 2) + 4, nan, bsp.byte_order());
+        store<uint32_t>(planes.data() + sizeof(dplane_t) * (n_planes / 2) + offsetof(dplane_t, dist), nan,
+                        bsp.byte_order());
         bsp.replace(face_lump, faces);
         bsp.replace(lump::edges, edges);
         bsp.replace(lump::texinfo, texinfo);
+        bsp.replace(lump::vertexes, vertexes);
+        bsp.replace(lump::planes, planes);
         const CheckReport r = check(bsp);
         auto found = [&](const std::string& lump, int64_t record, const std::string& field) {
             for (const Finding& x : r.findings)
@@ -225,6 +235,8 @@ TEST(SourceCheckCorpus, InjectedDefectsInRealMapsAreNamed) {
         EXPECT_TRUE(found("edges", 3, "v[1]")) << describe(r);
         EXPECT_TRUE(found("texinfo", 0, "texdata")) << describe(r);
         EXPECT_TRUE(found(std::string(bsp.lump_name(face_lump)), int64_t(counted), "numedges")) << describe(r);
+        EXPECT_TRUE(found("vertexes", int64_t(n_verts / 2), "point")) << describe(r);
+        EXPECT_TRUE(found("planes", int64_t(n_planes / 2), "dist")) << describe(r);
     }
 }
 

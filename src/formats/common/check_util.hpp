@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <map>
 #include <optional>
@@ -20,6 +21,13 @@
 #include <vector>
 
 namespace bspkit::checks {
+
+/// A float for a message, as printf's %g (not std::to_chars: WebAssembly's libc++ has no float one).
+inline std::string float_text(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
 
 class Checker {
 public:
@@ -83,6 +91,20 @@ public:
         return finite(lump, record, field, a);
     }
 
+    /// A plane's normal: finite (else finite()'s error) and a unit vector.
+    /// Every compiler writes unit normals (all corpus maps' planes are within
+    /// 1e-6 of length 1); one much longer or shorter is a damaged record:
+    /// distances to it are scaled, and near the largest float they overflow
+    /// for every point (a trace through it cannot end). Within 1% passes.
+    bool unit_normal(std::string_view lump, int64_t record, std::string_view field, const float (&n)[3]) {
+        if (!finite(lump, record, field, n)) return false;
+        const double length2 = double(n[0]) * n[0] + double(n[1]) * n[1] + double(n[2]) * n[2];
+        if (length2 > 0.98 && length2 < 1.02) [[likely]]
+            return true;
+        normal_error(lump, record, field, n, std::sqrt(length2));
+        return false;
+    }
+
     /// Spends `units` of the work budget; false once it is used up (then the
     /// caller skips the remaining optional work and one warning says so).
     bool spend(uint64_t units, std::string_view lump) {
@@ -134,6 +156,14 @@ private:
     [[gnu::cold, gnu::noinline]] void finite_error(std::string_view lump, int64_t record, std::string_view field) {
         if (!admit(Severity::error, lump, field)) return;
         push(Severity::error, lump, record, field, std::string(field) + " holds a non-finite value");
+    }
+
+    [[gnu::cold, gnu::noinline]] void normal_error(std::string_view lump, int64_t record, std::string_view field,
+                                                   const float (&n)[3], double length) {
+        if (!admit(Severity::error, lump, field)) return;
+        push(Severity::error, lump, record, field,
+             std::string(field) + " (" + float_text(n[0]) + " " + float_text(n[1]) + " " + float_text(n[2]) +
+                 ") has length " + float_text(length) + ", not 1: a plane's normal is a unit vector");
     }
 
     [[gnu::cold, gnu::noinline]] void index_error(std::string_view lump, int64_t record, std::string_view field,

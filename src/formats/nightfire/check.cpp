@@ -51,7 +51,7 @@ public:
 private:
     void simple() {
         for (size_t i = 0; i < planes_.size(); ++i) {
-            c_.finite("planes", i, "Normal", planes_[i].Normal);
+            c_.unit_normal("planes", i, "Normal", planes_[i].Normal);
             c_.finite("planes", i, "Distance", planes_[i].Distance);
             if (planes_[i].Type > 5)
                 c_.warning("planes", i, "Type", "Type " + std::to_string(planes_[i].Type) + " is not 0-5");

@@ -9,7 +9,6 @@
 #include "formats/common/check_util.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -18,13 +17,7 @@ namespace bspkit::quake1 {
 namespace {
 
 using checks::Checker;
-
-/// A float for a message, as printf's %g (not std::to_chars: WebAssembly's libc++ has no float one).
-std::string float_text(float v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", double(v));
-    return buf;
-}
+using checks::float_text;
 
 template <class Types>
 class Quake1Check {
@@ -71,7 +64,7 @@ private:
     void planes() {
         for (size_t i = 0; i < t_.planes.size(); ++i) {
             const dplane_t& p = t_.planes[i];
-            c_.finite("planes", i, "normal", p.normal);
+            c_.unit_normal("planes", i, "normal", p.normal);
             c_.finite("planes", i, "dist", p.dist);
             if (p.type < 0 || p.type > 5)
                 c_.warning("planes", i, "type", "type " + std::to_string(p.type) + " is not 0-5 (PLANE_X .. PLANE_ANYZ)");

@@ -69,7 +69,7 @@ public:
 private:
     void geometry() {
         for (size_t i = 0; i < planes_.size(); ++i) {
-            c_->finite("planes", i, "normal", planes_[i].normal);
+            c_->unit_normal("planes", i, "normal", planes_[i].normal);
             c_->finite("planes", i, "dist", planes_[i].dist);
             if (planes_[i].type < 0 || planes_[i].type > 5)
                 c_->warning("planes", i, "type",

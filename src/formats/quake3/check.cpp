@@ -74,7 +74,7 @@ private:
             if (std::find(shaders_[i].shader, shaders_[i].shader + 64, '\0') == shaders_[i].shader + 64)
                 c_.warning("textures", i, "shader", "shader name is not NUL-terminated within its 64 bytes");
         for (size_t i = 0; i < planes_.size(); ++i) {
-            c_.finite("planes", i, "normal", planes_[i].normal);
+            c_.unit_normal("planes", i, "normal", planes_[i].normal);
             c_.finite("planes", i, "dist", planes_[i].dist);
         }
         for (size_t i = 0; i < verts_.size(); ++i) c_.finite("vertexes", i, "xyz", verts_[i].xyz);

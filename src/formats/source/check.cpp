@@ -69,6 +69,21 @@ private:
 
 // --- geometry ---------------------------------------------------------------
 
+void check_planes_and_vertexes(Checker& c) {
+    const std::string pl = c.name(lump::planes), vl = c.name(lump::vertexes);
+    const auto planes = c.map_.planes();
+    for (size_t i = 0; i < planes.size(); ++i) {
+        const float normal[3] = {planes[i].normal.x, planes[i].normal.y, planes[i].normal.z};
+        c.unit_normal(pl, int64_t(i), "normal", normal);
+        c.finite(pl, int64_t(i), "dist", planes[i].dist);
+    }
+    const auto vertexes = c.map_.vertexes();
+    for (size_t i = 0; i < vertexes.size(); ++i) {
+        const float point[3] = {vertexes[i].point.x, vertexes[i].point.y, vertexes[i].point.z};
+        c.finite(vl, int64_t(i), "point", point);
+    }
+}
+
 void check_edges(Checker& c) {
     const auto edges = c.map_.edges();
     const size_t verts = c.map_.vertexes().size();
@@ -825,7 +840,7 @@ void check(const Bsp& bsp, CheckReport& report) {
     Checker c(bsp, map, report);
     using Step = void (*)(Checker&);
     static constexpr Step kSteps[] = {
-        check_edges,  check_surfedges,  check_faces,        check_face_side_lumps, check_lightmap_lumps,
+        check_planes_and_vertexes, check_edges,  check_surfedges,  check_faces,        check_face_side_lumps, check_lightmap_lumps,
         check_textures, check_tree,     check_leafs,        check_brushes,         check_areas,
         check_displacements, check_vis, check_worldlights,  check_overlays,        check_occlusion,
         check_physcollide, check_pakfile, check_game_lumps, check_limits,
