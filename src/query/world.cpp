@@ -135,7 +135,9 @@ void validate_brushes(const Bsp& bsp, const Collision& c) {
     const Tree& t = c.trees[0];
     for (size_t i = 0; i < t.leafs.size(); ++i) {
         const Leaf& l = t.leafs[i];
-        if (uint64_t(l.first_brush) + l.num_brushes > c.leaf_brushes.size())
+        // An empty range names nothing, wherever it starts (Source's check and
+        // the geometry take it so too).
+        if (l.num_brushes != 0 && uint64_t(l.first_brush) + l.num_brushes > c.leaf_brushes.size())
             fail(bsp, t.leaf_lump, -1, 0,
                  "leaf " + std::to_string(i) + " names leaf brushes " + std::to_string(l.first_brush) + "+" +
                      std::to_string(l.num_brushes) + " of " + std::to_string(c.leaf_brushes.size()));
@@ -146,7 +148,7 @@ void validate_brushes(const Bsp& bsp, const Collision& c) {
                  "leaf brush " + std::to_string(i) + " names brush " + std::to_string(c.leaf_brushes[i]) + " of " +
                      std::to_string(c.brushes.size()));
     for (size_t i = 0; i < c.brushes.size(); ++i)
-        if (uint64_t(c.brushes[i].first_side) + c.brushes[i].num_sides > c.sides.size())
+        if (c.brushes[i].num_sides != 0 && uint64_t(c.brushes[i].first_side) + c.brushes[i].num_sides > c.sides.size())
             fail(bsp, "brushes", -1, 0,
                  "brush " + std::to_string(i) + " names sides " + std::to_string(c.brushes[i].first_side) + "+" +
                      std::to_string(c.brushes[i].num_sides) + " of " + std::to_string(c.sides.size()));

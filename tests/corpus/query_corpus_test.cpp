@@ -8,8 +8,10 @@
 //   - player-box traces never end in solid, and the way back is free;
 //   - player boxes dropped onto displacements and patches land on them.
 #include <bspkit/bspx.hpp>
+#include <bspkit/check.hpp>
 #include <bspkit/entities.hpp>
 #include <bspkit/file_io.hpp>
+#include <bspkit/formats/source.hpp>
 #include <bspkit/model.hpp>
 #include <bspkit/query.hpp>
 #include <bspkit/visibility.hpp>
@@ -818,4 +820,46 @@ TEST(QueryCli, TruncatedMapIsRefusedUnlessSalvage) {
             EXPECT_NE(s.err.find(where + ": warning: runs"), std::string::npos) << args[0] << ": " << s.err;
         }
     }
+}
+
+// An empty leaf-brush range names nothing wherever it starts: Source's check
+// takes it so (as the geometry does), and so does prepare(). It refused one
+// ("leaf 349 names leaf brushes 32767+0 of 138", a copy check found clean:
+// DamageConsistencyCorpus with BSPKIT_DAMAGE_SEED=21). The traces are the
+// original's.
+TEST(QueryCorpusHostile, SourceEmptyLeafBrushRangeStartsAnywhere) {
+    size_t maps = 0;
+    for (const CorpusFile& f : corpus_files()) {
+        if (expected_format(f) != std::optional<std::string>("source")) continue;
+        SCOPED_TRACE(f.relpath);
+        const Bsp original = Bsp::parse(read_corpus(f), f.relpath);
+        const size_t leafs = source::lump::leafs;
+        if (original.compressed(leafs) || original.byte_order() != ByteOrder::little) continue;
+        const source::Map m(original);
+        const auto records = m.leafs();
+        size_t empty = records.size();
+        for (size_t i = 0; i < records.size() && empty == records.size(); ++i)
+            if (records[i].numleafbrushes == 0 && records[i].firstleafbrush != 0xffff) empty = i;
+        if (empty == records.size()) continue;
+        const ByteSpan stored = original.decoded(leafs);
+        const size_t record_size = stored.size() / records.size();
+        Bytes bytes(stored.begin(), stored.end());
+        bytes[empty * record_size + 24] = 0xff;  // firstleafbrush (offset 24 in both leaf versions)
+        bytes[empty * record_size + 25] = 0xff;
+        Bsp damaged = Bsp::parse(Bytes(original.file_bytes().begin(), original.file_bytes().end()), f.relpath);
+        damaged.replace(leafs, std::move(bytes));
+        ASSERT_EQ(source::Map(damaged).leafs()[empty].firstleafbrush, 0xffff);
+        EXPECT_EQ(check(damaged).errors(), check(original).errors());
+        const World before = World::prepare(original), after = World::prepare(damaged);
+        std::mt19937 rng(7);
+        std::uniform_real_distribution<float> u(-2048, 2048);
+        for (int k = 0; k < 200; ++k) {
+            const Vec3 a{u(rng), u(rng), u(rng)}, b{u(rng), u(rng), u(rng)};
+            const auto x = before.trace(a, b), y = after.trace(a, b);
+            EXPECT_EQ(x.fraction, y.fraction) << k;
+            EXPECT_EQ(x.startsolid, y.startsolid) << k;
+        }
+        ++maps;
+    }
+    EXPECT_GE(maps, 5u);
 }
