@@ -30,16 +30,24 @@ void lerp(const float a[3], const float b[3], float f, float r[3]) {
 
 // ---- Quake 1 family: a point through a clip hull ---------------------------
 
-/// `wild_segment`: the tree is one no finite trace runs out of steps on
-/// (PackedTree::bounded), so the segment is what did it: a coordinate NaN,
-/// infinite or beyond PackedTree::finite_radius, where distances to the planes
-/// overflow (and an impact's back-off from a NaN fraction never ends).
-[[noreturn]] void out_of_steps(const Collision& c, const Tree& t, bool wild_segment) {
-    throw Error({c.file, t.node_lump, -1},
-                "a trace took more than " + std::to_string(step_budget(t)) + " steps: " +
-                    (wild_segment ? "the segment's coordinates are too large (or not numbers) for distances to the "
-                                    "map's planes"
-                                  : "shared subtrees make the tree too large to walk"));
+/// Why a walk ran out of steps (out_of_steps()'s message).
+enum class Overrun {
+    tree,      ///< shared subtrees: the tree is too large to walk
+    segment,   ///< the tree is one no finite trace runs out of steps on (PackedTree::bounded), so the
+               ///< segment did it: a coordinate NaN, infinite or beyond PackedTree::finite_radius, where
+               ///< distances to the planes overflow (and an impact's back-off from a NaN fraction never ends)
+    planes,    ///< as `segment`, on a tree whose planes leave no finite radius at all (normals or
+               ///< distances near FLT_MAX: a damaged planes lump)
+};
+
+[[noreturn]] void out_of_steps(const Collision& c, const Tree& t, Overrun why) {
+    const char* what = why == Overrun::segment
+                           ? "the segment's coordinates are too large (or not numbers) for distances to the map's planes"
+                       : why == Overrun::planes
+                           ? "the map's planes (normals or distances near the largest float) make the distances "
+                             "to them overflow"
+                           : "shared subtrees make the tree too large to walk";
+    throw Error({c.file, t.node_lump, -1}, "a trace took more than " + std::to_string(step_budget(t)) + " steps: " + what);
 }
 
 /// kSkip: the tree's PackedTree::bounded holds for the hull and the segment
@@ -61,7 +69,7 @@ struct HullTrace {
     static constexpr uint32_t kPath = 128;
     int32_t* path;
     uint64_t steps = 0, budget = 0;
-    bool wild_segment = false;  ///< out_of_steps()'s
+    Overrun overrun = Overrun::tree;  ///< out_of_steps()'s
     bool allsolid = true, startsolid = false;
     bool inopen = false, inwater = false;  ///< SV_RecursiveHullCheck's: an empty / another non-solid leaf reached
     float fraction = 1;
@@ -77,7 +85,7 @@ struct HullTrace {
 
     void step() {
         if constexpr (!kSkip)
-            if (++steps > budget) out_of_steps(c, tree, wild_segment);
+            if (++steps > budget) out_of_steps(c, tree, overrun);
     }
 
     /// Whether `p` is in a solid leaf under `num`.
@@ -179,7 +187,7 @@ struct HullTrace {
             if (same) {
                 if constexpr (!kSkip) {
                     steps += e.depth + 1;
-                    if (steps > budget) out_of_steps(c, tree, wild_segment);
+                    if (steps > budget) out_of_steps(c, tree, overrun);
                 }
                 return solid(e.node->child[e.flip], p);
             }
@@ -818,7 +826,10 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
                 walk(fast);
                 take(fast);
             } else {
-                h.wild_segment = packed.bounded[size_t(hull)];  // the tree is not what runs out of steps
+                // A bounded tree is not what runs out of steps: the segment is, or
+                // planes that leave not even the origin's neighbourhood finite.
+                if (packed.bounded[size_t(hull)])
+                    h.overrun = packed.finite_radius < 1 ? Overrun::planes : Overrun::segment;
                 walk(h);
             }
             if (h.allsolid) h.startsolid = true;  // SV_ClipMoveToEntity

@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <random>
@@ -862,4 +863,34 @@ TEST(QueryCorpusHostile, SourceEmptyLeafBrushRangeStartsAnywhere) {
         ++maps;
     }
     EXPECT_GE(maps, 5u);
+}
+
+// A trace through a clip hull whose planes overflow every distance (normals
+// scaled to 3e37: a damaged planes lump, which check reports) runs out of
+// steps; the error blames the planes, not the segment's coordinates.
+TEST(QueryCorpusHostile, OverflowingPlanesAreBlamedNotTheSegment) {
+    const CorpusFile& f = corpus_file("q1_v29/pd_change_dest.bsp");
+    Bsp bsp = Bsp::parse(read_corpus(f), f.relpath);
+    const size_t planes = *bsp.find_lump("planes");
+    const ByteSpan stored = bsp.decoded(planes);
+    Bytes bytes(stored.begin(), stored.end());
+    for (size_t at = 0; at + 20 <= bytes.size(); at += 20)
+        for (size_t k = 0; k < 3; ++k) {
+            float v;
+            std::memcpy(&v, &bytes[at + 4 * k], 4);
+            v *= 3e37f;
+            std::memcpy(&bytes[at + 4 * k], &v, 4);
+        }
+    bsp.replace(planes, std::move(bytes));
+    const CheckReport report = check(bsp);
+    EXPECT_GT(report.errors(), 0u);
+    const World world = World::prepare(bsp);
+    try {
+        (void)world.trace({-1000, -1000, -1000}, {1000, 1000, 1000});
+        ADD_FAILURE() << "the trace ended";
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("the map's planes"), std::string::npos) << what;
+        EXPECT_EQ(what.find("segment"), std::string::npos) << what;
+    }
 }
