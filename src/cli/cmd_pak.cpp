@@ -7,6 +7,7 @@
 #include <bspkit/entities.hpp>
 #include <bspkit/file_io.hpp>
 #include <bspkit/formats/source_pakfile.hpp>
+#include <bspkit/zip.hpp>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -15,19 +16,6 @@ namespace bspkit::cli {
 namespace {
 
 using source::Pakfile;
-
-/// A name safe to print on a terminal: control bytes as \xNN.
-std::string printable(std::string_view name) {
-    std::string out;
-    for (char c : name) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u < 32 || u == 127)
-            out += fmt::format("\\x{:02x}", u);
-        else
-            out += c;
-    }
-    return out;
-}
 
 void print_list(const Pakfile& pak, bool json) {
     if (json) {
@@ -46,7 +34,7 @@ void print_list(const Pakfile& pak, bool json) {
     }
     uint64_t total = 0;
     for (const auto& e : pak.entries()) {
-        fmt::print("{:>10} {:>10}  {:<7}  {}\n", e.size, e.compressed_size, e.method_name(), printable(e.name));
+        fmt::print("{:>10} {:>10}  {:<7}  {}\n", e.size, e.compressed_size, e.method_name(), zip::printable(e.name));
         total += e.size;
     }
     fmt::print(stderr, "{} entries, {} bytes\n", pak.entries().size(), total);
