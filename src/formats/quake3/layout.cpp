@@ -12,7 +12,7 @@ constexpr LumpDef kQuake3[] = {
 }  // namespace
 
 const FormatLayout& quake3() {
-    static const FormatLayout l{Format::quake3, "", "Quake 3 (IBSP 46)", fourcc("IBSP"), true,
+    static const FormatLayout l{Format::quake3, "", "Quake 3 (IBSP 46) / RTCW (IBSP 47)", fourcc("IBSP"), true,
                                 DirectoryLayout::offset_length, false, kQuake3};
     return l;
 }
