@@ -249,3 +249,41 @@ INSTANTIATE_TEST_SUITE_P(Corpus, VisCorpus, ::testing::ValuesIn(readable_paths()
                          [](const auto& info) { return test_name(info.param); });
 INSTANTIATE_TEST_SUITE_P(Corpus, Quake3VisCorpus, ::testing::ValuesIn(quake3_paths()),
                          [](const auto& info) { return test_name(info.param); });
+
+// A leaf's face-list entry naming a face past the map's faces names nothing:
+// ClusterFaces leaves it out, so the tables the renderer and the viewer size
+// by face_bound() stay within the map's faces. A damaged copy's entry naming
+// face 268435921 made render::Scene::prepare fill 256 MB for it, and again
+// for each frame's table (found by DamageConsistencyCorpus with the query and
+// render verbs, seed 22: the test's process grew to 2.8 GB).
+TEST(VisCorpusDamaged, FaceListEntriesPastTheFacesAreLeftOut) {
+    size_t maps = 0;
+    for (const auto& f : corpus_files()) {
+        if (!expected_format(f)) continue;
+        SCOPED_TRACE(f.relpath);
+        Bsp bsp = Bsp::parse(read_corpus(f), f.relpath);
+        std::optional<size_t> list;
+        for (const char* name : {"marksurfaces", "leaffaces", "leaf_surfaces"})
+            if (!list) list = bsp.find_lump(name);
+        ASSERT_TRUE(list);
+        const Visibility vis = Visibility::of(bsp);
+        const ClusterFaces before = ClusterFaces::of(bsp, vis);
+        const uint32_t size = bsp.record_size(*list);
+        const ByteSpan decoded = bsp.decoded(*list);
+        if (vis.clusters() == 0 || decoded.size() < size || before.face_bound() == 0) continue;
+        // Every entry of the list names a face far past the end (the largest value the
+        // field holds, or 2^28 for 32-bit ones).
+        Bytes bytes(decoded.begin(), decoded.end());
+        for (size_t at = 0; at + size <= bytes.size(); at += size) {
+            const uint32_t v = size == 2 ? 0xffffu : 0x0ffffff0u;
+            for (uint32_t k = 0; k < size; ++k)
+                bytes[at + k] = uint8_t(v >> (8 * (bsp.byte_order() == ByteOrder::big ? size - 1 - k : k)));
+        }
+        bsp.replace(*list, std::move(bytes));
+        const ClusterFaces after = ClusterFaces::of(bsp, vis);
+        EXPECT_EQ(after.face_bound(), 0u);
+        EXPECT_EQ(after.listed().size(), 0u);
+        ++maps;
+    }
+    EXPECT_GE(maps, 25u);
+}

@@ -60,10 +60,13 @@ struct LeafFace {
 };
 
 /// The (leaf, face) pairs of every leaf's [first, first + count) range of
-/// `list`, clamped to the list (hostile ranges read nothing past it).
+/// `list`, clamped to the list (hostile ranges read nothing past it). Entries
+/// naming a face past the map's `faces` are left out: they name nothing (check
+/// reports them), and the renderer sizes its per-face tables by the largest
+/// face listed (a damaged entry naming face 268435921 made it fill 256 MB).
 template <class Leafs, class List, class Leaf, class Item, class First, class Count, class Face>
 std::vector<LeafFace> leaf_face_pairs(const Leafs& leafs, const List& list, First Leaf::*first, Count Leaf::*count,
-                                      Face Item::*face) {
+                                      Face Item::*face, size_t faces) {
     std::vector<LeafFace> out;
     for (size_t l = 0; l < leafs.size(); ++l) {
         const int64_t f = int64_t(leafs[l].*first), n = int64_t(leafs[l].*count);
@@ -71,7 +74,8 @@ std::vector<LeafFace> leaf_face_pairs(const Leafs& leafs, const List& list, Firs
         const size_t end = size_t(std::min<int64_t>(f + n, int64_t(list.size())));
         for (size_t i = size_t(f); i < end; ++i) {
             const int64_t face_index = int64_t(list[i].*face);
-            if (face_index >= 0 && face_index <= INT32_MAX) out.push_back({uint32_t(l), uint32_t(face_index)});
+            if (face_index >= 0 && uint64_t(face_index) < faces && face_index <= INT32_MAX)
+                out.push_back({uint32_t(l), uint32_t(face_index)});
         }
     }
     return out;

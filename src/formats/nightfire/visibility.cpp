@@ -47,7 +47,7 @@ void read_visibility(const Bsp& bsp, VisibilityBuilder& b) {
 std::vector<LeafFace> read_leaf_faces(const Bsp& bsp) {
     const Map map(bsp);
     return leaf_face_pairs(map.leaves(), map.leaf_surfaces(), &Leaf::LeafSurfacesIndex, &Leaf::LeafSurfacesCount,
-                           &LeafSurface::SurfaceIndex);
+                           &LeafSurface::SurfaceIndex, map.surfaces().size());
 }
 
 }  // namespace bspkit::nightfire

@@ -34,7 +34,8 @@ std::vector<LeafFace> read_leaf_faces(const Bsp& bsp) {
     map.visit([&](const auto& t) {
         using Leaf = std::remove_cvref_t<decltype(t.leafs[0])>;
         using Mark = std::remove_cvref_t<decltype(t.marksurfaces[0])>;
-        out = leaf_face_pairs(t.leafs, t.marksurfaces, &Leaf::firstmarksurface, &Leaf::nummarksurfaces, &Mark::face);
+        out = leaf_face_pairs(t.leafs, t.marksurfaces, &Leaf::firstmarksurface, &Leaf::nummarksurfaces, &Mark::face,
+                              t.faces.size());
     });
     return out;
 }

@@ -19,7 +19,7 @@ void read_visibility(const Bsp& bsp, VisibilityBuilder& b) {
 std::vector<LeafFace> read_leaf_faces(const Bsp& bsp) {
     const Map map(bsp);
     return leaf_face_pairs(map.leafs(), map.leaffaces(), &dleaf_t::firstleafface, &dleaf_t::numleaffaces,
-                           &dleafface_t::face);
+                           &dleafface_t::face, map.faces().size());
 }
 
 }  // namespace bspkit::quake2

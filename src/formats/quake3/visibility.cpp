@@ -41,7 +41,7 @@ void read_visibility(const Bsp& bsp, VisibilityBuilder& b) {
 std::vector<LeafFace> read_leaf_faces(const Bsp& bsp) {
     const Map map(bsp);
     return leaf_face_pairs(map.leafs(), map.leafsurfaces(), &dleaf_t::firstLeafSurface, &dleaf_t::numLeafSurfaces,
-                           &dleafsurface_t::surface);
+                           &dleafsurface_t::surface, map.surfaces().size());
 }
 
 }  // namespace bspkit::quake3
