@@ -1,24 +1,31 @@
 // check and the verbs agree on damaged maps: copies of every corpus map with
 // bytes of one lump changed (a run of random bytes, flipped bits, a 16- or
 // 32-bit field set to an extreme), each checked; where check finds no error,
-// the geometry build (what export, render and the viewer run) and the
-// decompiler must not refuse the copy either. Where check reports an error the
-// verbs may refuse it, with an Error, never a crash. Each mismatch this found
-// at random was a defect on one side: a Source primitive index past its face
-// (check passed it), inside-out Quake 1 model bounds (decompile refused them),
-// an empty Source texture name (the build refused it).
+// the geometry build (what export, render and the viewer run), the
+// decompiler, the collision world with a few traces (leaf, trace, visible)
+// and a small render must not refuse the copy either. Where check reports an
+// error the verbs may refuse it, with an Error, never a crash. Each mismatch
+// this found at random was a defect on one side: a Source primitive index
+// past its face (check passed it), inside-out Quake 1 model bounds (decompile
+// refused them), an empty Source texture name (the build refused it), an
+// empty Source leaf-brush range past the end (the collision world refused
+// it), plane normals near the largest float (check passed them, a trace
+// could not end); and a damaged leaf face list made the renderer fill 256 MB.
 #include <bspkit/bsp.hpp>
 #include <bspkit/check.hpp>
 #include <bspkit/decompile.hpp>
 #include <bspkit/file_io.hpp>
 #include <bspkit/formats/source.hpp>
 #include <bspkit/model.hpp>
+#include <bspkit/query.hpp>
+#include <bspkit/render.hpp>
 
 #include "corpus.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -66,6 +73,43 @@ Bytes damage(const Bytes& original, const LumpEntry& e, int kind, std::mt19937& 
     return b;
 }
 
+/// What the query verbs (leaf, trace, visible) run on a map: the collision
+/// world, and from the middle of the world's drawn bounds (without a built
+/// map, of a 2048-unit box at the origin) a point query, line traces to the
+/// box's faces and corners, and a visible() test.
+void query_the_world(const Bsp& bsp, const model::Map* map) {
+    const query::World world = query::World::prepare(bsp);
+    model::Vec3 lo{1e30f, 1e30f, 1e30f}, hi{-1e30f, -1e30f, -1e30f};
+    if (map && !map->models.empty())
+        for (const model::Surface& s : map->models[0].surfaces)
+            for (const model::Vertex& v : s.vertices)
+                if (std::isfinite(v.position.x) && std::isfinite(v.position.y) && std::isfinite(v.position.z)) {
+                    lo = {std::min(lo.x, v.position.x), std::min(lo.y, v.position.y), std::min(lo.z, v.position.z)};
+                    hi = {std::max(hi.x, v.position.x), std::max(hi.y, v.position.y), std::max(hi.z, v.position.z)};
+                }
+    if (lo.x > hi.x) {
+        lo = {-1024, -1024, -1024};
+        hi = {1024, 1024, 1024};
+    }
+    const model::Vec3 mid = (lo + hi) * 0.5f;
+    (void)world.leaf_at(mid);
+    (void)world.contents(mid);
+    for (const model::Vec3 to : {model::Vec3{lo.x, mid.y, mid.z}, model::Vec3{hi.x, mid.y, mid.z},
+                                 model::Vec3{mid.x, lo.y, mid.z}, model::Vec3{mid.x, hi.y, mid.z}, lo, hi})
+        (void)world.trace(mid, to);
+    (void)world.visible(mid, hi);
+}
+
+/// What render runs: the scene and a small thumbnail.
+void render_a_thumbnail(const Bsp& bsp, const model::Map& map) {
+    render::Options options;
+    options.width = 32;
+    options.height = 24;
+    options.threads = 1;
+    const render::Scene scene = render::Scene::prepare(map, bsp, options);
+    (void)render::render(scene, render::thumbnail_camera(scene), options);
+}
+
 TEST(DamageConsistencyCorpus, WhatCheckPassesTheVerbsTake) {
     // BSPKIT_DAMAGE_COPIES: more copies per map for a deeper search (default 16);
     // BSPKIT_DAMAGE_SEED: other copies (default 0); BSPKIT_DAMAGE_ALL: the maps over 5 MB too.
@@ -96,24 +140,22 @@ TEST(DamageConsistencyCorpus, WhatCheckPassesTheVerbsTake) {
             } catch (const Error&) {
                 continue;  // the container refused it: every verb does
             }
-            const CheckReport report = check(*damaged);
-            if (report.errors() > 0) {
-                // Refusing is allowed; crashing is not (the sanitizer build runs this too).
-                try {
-                    (void)model::build(*damaged);
-                    (void)decompile::decompile(*damaged);
-                } catch (const Error&) {
-                }
-                continue;
-            }
-            ++clean;
+            // A copy check finds errors in may be refused (with an Error: a crash fails,
+            // and the sanitizer build runs this too); a clean one must be taken.
+            const bool clean_copy = check(*damaged).errors() == 0;
+            clean += clean_copy;
             bool refused = false;
-            for (const auto& verb : {std::function<void()>([&] { (void)model::build(*damaged); }),
-                                     std::function<void()>([&] { (void)decompile::decompile(*damaged); })}) {
+            std::optional<model::Map> built;
+            for (const auto& [name, verb] : std::initializer_list<std::pair<const char*, std::function<void()>>>{
+                     {"build", [&] { built.emplace(model::build(*damaged)); }},
+                     {"decompile", [&] { (void)decompile::decompile(*damaged); }},
+                     {"query", [&] { query_the_world(*damaged, built ? &*built : nullptr); }},
+                     {"render", [&] { if (built) render_a_thumbnail(*damaged, *built); }}}) {
                 try {
                     verb();
                 } catch (const Error& e) {
-                    ADD_FAILURE() << "check found no error, a verb refused the copy: " << e.what();
+                    if (!clean_copy) continue;
+                    ADD_FAILURE() << "check found no error, " << name << " refused the copy: " << e.what();
                     refused = true;
                 }
             }
