@@ -9,6 +9,7 @@
 #include <bspkit/formats/quake1.hpp>
 #include <bspkit/formats/quake2.hpp>
 #include <bspkit/formats/quake3.hpp>
+#include <bspkit/query.hpp>
 
 #include "corpus.hpp"
 #include "run.hpp"
@@ -401,6 +402,46 @@ TEST(QuakeCheckCorpusModels, InsideOutModelBoundsAreAnError) {
         for (const Finding& x : r.findings)
             found |= x.severity == Severity::error && x.lump == "models" && x.record == 0 && x.field == "mins";
         EXPECT_TRUE(found);
+        ++maps;
+    }
+    EXPECT_GE(maps, 10u);
+}
+
+// A clip hull that loops (the world's hull 1 head clipnode made its own
+// front child) in every Quake 1 family map with clipnodes: an error on that
+// clipnode. The engines' hull walks never end on it and the collision world
+// refuses it; check found no error ("0 errors" on a damaged pd_debris_wood1
+// whose clipnode 0 named itself: DamageConsistencyCorpus, seed 23). The node
+// trees had this test; the clip hulls had none.
+TEST(QuakeCheckCorpusModels, ClipHullCycleIsAnError) {
+    size_t maps = 0;
+    for (const CorpusFile* f : quake1_family_files()) {
+        SCOPED_TRACE(f->relpath);
+        Bsp bsp = Bsp::parse(read_corpus(*f), f->relpath);
+        const size_t models = *bsp.find_lump("models"), clipnodes = *bsp.find_lump("clipnodes");
+        const ByteSpan model_bytes = bsp.decoded(models);
+        ASSERT_GE(model_bytes.size(), 44u);
+        int32_t head;  // dmodel_t: mins, maxs, origin (36 bytes), then headnode[4]; headnode[1] is hull 1's
+        std::memcpy(&head, model_bytes.data() + 40, 4);
+        const uint32_t size = bsp.record_size(clipnodes);  // planenum, then children as int16 (BSP 29) or int32 (BSP2)
+        Bytes records(bsp.decoded(clipnodes).begin(), bsp.decoded(clipnodes).end());
+        if (head < 0 || (uint64_t(head) + 1) * size > records.size()) continue;  // no clip hulls (a BRUSHLIST map)
+        ASSERT_TRUE(size == 8 || size == 12) << size;
+        EXPECT_TRUE(check(bsp).ok()) << "clean before";
+        if (size == 8) {
+            const int16_t self = int16_t(head);
+            std::memcpy(records.data() + size_t(head) * size + 4, &self, 2);
+        } else {
+            std::memcpy(records.data() + size_t(head) * size + 4, &head, 4);
+        }
+        bsp.replace(clipnodes, records);
+        const CheckReport r = check(bsp);
+        bool found = false;
+        for (const Finding& x : r.findings)
+            found |= x.severity == Severity::error && x.lump == "clipnodes" && x.record == head && x.field == "children" &&
+                     x.message.find("a cycle") != std::string::npos;
+        EXPECT_TRUE(found);
+        EXPECT_THROW((void)query::World::prepare(bsp), Error);
         ++maps;
     }
     EXPECT_GE(maps, 10u);

@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace bspkit::checks {
 namespace {
@@ -109,4 +111,51 @@ TEST(Checker, FiniteReportsOnceARecordHoldsANonFiniteValue) {
 }
 
 }  // namespace
+TEST(Checker, UnitNormalAcceptsUnitVectorsWithinAPercent) {
+    CheckReport r;
+    {
+        Checker c(r);
+        const float up[3] = {0, 0, 1}, slope[3] = {0.6f, 0.8f, 0}, near[3] = {0, 1.005f, 0};
+        const float twice[3] = {0, 0, 2}, tiny[3] = {1e-3f, 0, 0}, nan[3] = {0, std::numeric_limits<float>::quiet_NaN(), 1};
+        EXPECT_TRUE(c.unit_normal("planes", 0, "normal", up));
+        EXPECT_TRUE(c.unit_normal("planes", 1, "normal", slope));
+        EXPECT_TRUE(c.unit_normal("planes", 2, "normal", near));
+        EXPECT_FALSE(c.unit_normal("planes", 3, "normal", twice));
+        EXPECT_FALSE(c.unit_normal("planes", 4, "normal", tiny));
+        EXPECT_FALSE(c.unit_normal("planes", 5, "normal", nan));
+    }
+    ASSERT_EQ(r.findings.size(), 3u);
+    EXPECT_EQ(r.findings[0].record, 3);
+    EXPECT_EQ(r.findings[0].message, "normal (0 0 2) has length 2, not 1: a plane's normal is a unit vector");
+    EXPECT_EQ(r.findings[1].message, "normal (0.001 0 0) has length 0.001, not 1: a plane's normal is a unit vector");
+    EXPECT_EQ(r.findings[2].message, "normal holds a non-finite value");
+}
+
+TEST(Checker, NodeCyclesAreErrorsSharedSubtreesAreNot) {
+    // Nodes 0 -> {1, 2}, 1 -> {3, leaf}, 2 -> {3, leaf}: node 3 is shared (two heads and two
+    // parents), which the clip hulls' walks take; 3 -> {4, leaf}, 4 -> {3, leaf} is a loop.
+    const int64_t children[5][2] = {{1, 2}, {3, -1}, {3, -1}, {4, -1}, {-1, -1}};
+    const auto walk = [&](const int64_t (&c)[5][2]) {
+        CheckReport r;
+        {
+            Checker checker(r);
+            const std::vector<int64_t> heads = {0, 2, -1, 7};  // -1 and 7 are not nodes: skipped
+            check_node_cycles(checker, "clipnodes", 5, heads, "children", [&](size_t n, int k) { return c[n][k]; });
+        }
+        return r;
+    };
+    EXPECT_TRUE(walk(children).findings.empty());
+    int64_t looped[5][2];
+    std::copy(&children[0][0], &children[0][0] + 10, &looped[0][0]);
+    looped[4][0] = 3;
+    const CheckReport r = walk(looped);
+    ASSERT_EQ(r.findings.size(), 1u);
+    EXPECT_EQ(r.findings[0].lump, "clipnodes");
+    EXPECT_EQ(r.findings[0].record, 4);
+    EXPECT_EQ(r.findings[0].field, "children");
+    EXPECT_NE(r.findings[0].message.find("child 3 leads back to a node above it (a cycle)"), std::string::npos);
+    looped[0][0] = 0;  // a node its own child
+    EXPECT_EQ(walk(looped).findings.size(), 2u);
+}
+
 }  // namespace bspkit::checks

@@ -316,6 +316,45 @@ void check_node_trees(Checker& c, size_t node_count, const Roots& roots, std::st
     }
 }
 
+/// Reports each cycle of node trees that may share subtrees (the Quake 1
+/// family's clip hulls: hulls and models whose subtrees meet are walked as
+/// the engine walks them, and end): a child that leads back to a node above
+/// it, under `lump` / `child_field` of the node holding that child. The
+/// engines' point and trace walks never end there. Walks from `roots` (a
+/// root that is not a node index is skipped); `child_node(n, k)` as for
+/// check_node_trees(). Each node is visited once.
+template <class Roots, class ChildNode>
+void check_node_cycles(Checker& c, std::string_view lump, size_t node_count, const Roots& roots,
+                       std::string_view child_field, ChildNode child_node) {
+    enum : uint8_t { unvisited, on_path, done };
+    std::vector<uint8_t> state(node_count, unvisited);
+    std::vector<std::pair<size_t, int>> path;  // a node and its next child to look at
+    for (const int64_t head : roots) {
+        if (head < 0 || uint64_t(head) >= node_count || state[size_t(head)] != unvisited) continue;
+        state[size_t(head)] = on_path;
+        path.push_back({size_t(head), 0});
+        while (!path.empty()) {
+            auto& [n, k] = path.back();
+            if (k == 2) {
+                state[n] = done;
+                path.pop_back();
+                continue;
+            }
+            const int64_t ch = child_node(n, k++);
+            if (ch < 0 || uint64_t(ch) >= node_count) continue;
+            if (state[size_t(ch)] == on_path) {
+                c.error(lump, int64_t(n), child_field,
+                        "child " + std::to_string(ch) +
+                            " leads back to a node above it (a cycle): the engine's walks of this tree never end");
+                continue;
+            }
+            if (state[size_t(ch)] == done) continue;
+            state[size_t(ch)] = on_path;
+            path.push_back({size_t(ch), 0});
+        }
+    }
+}
+
 /// Decompressed visibility bytes a check walks at most (a real map needs a
 /// few MB; a hostile leaf count could ask for terabytes).
 inline constexpr uint64_t kVisCheckBytes = uint64_t(1) << 30;

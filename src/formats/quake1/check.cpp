@@ -295,11 +295,19 @@ private:
         }
     }
 
-    void clip_child(std::string_view lump, int64_t record, std::string_view field, int64_t child) {
+    /// A clipnode's child as the engines read it: BSP 29 maps with more than
+    /// 32767 clipnodes store children as unsigned shorts (contents below them).
+    int64_t clipnode_child(int64_t child) const {
         const size_t n = t_.clipnodes.size();
         if constexpr (!k32) {
-            if (n > 32767 && lump == "clipnodes") child = uint16_t(child) < n ? int64_t(uint16_t(child)) : int64_t(uint16_t(child)) - 65536;
+            if (n > 32767) child = uint16_t(child) < n ? int64_t(uint16_t(child)) : int64_t(uint16_t(child)) - 65536;
         }
+        return child;
+    }
+
+    void clip_child(std::string_view lump, int64_t record, std::string_view field, int64_t child) {
+        const size_t n = t_.clipnodes.size();
+        if (lump == "clipnodes") child = clipnode_child(child);
         if (child >= 0) {
             c_.index(lump, record, field, child, n, "clipnodes");
         } else if (child < kLowestContents) {
@@ -437,6 +445,14 @@ private:
             const auto [leaf, index] = node_child(t_.nodes[n].children[k]);
             return leaf ? -1 : index;
         });
+        // The clip hulls: no cycles (subtrees met twice are walked twice and end).
+        if (!hulls_from_brushlist_) {
+            std::vector<int64_t> clip_heads;
+            for (const dmodel_t& m : t_.models)
+                for (int h = 1; h < MAX_MAP_HULLS; ++h) clip_heads.push_back(m.headnode[h]);
+            check_node_cycles(c_, "clipnodes", t_.clipnodes.size(), clip_heads, "children",
+                              [&](size_t n, int k) { return clipnode_child(t_.clipnodes[n].children[k]); });
+        }
     }
 
     void visibility() {
