@@ -227,7 +227,10 @@ std::string content_flag_names(uint32_t flags) {
         {kClip, "clip"}, {kOpaque, "opaque"}};
     std::string out;
     for (const auto& [bit, name] : kNames)
-        if (flags & bit) out += (out.empty() ? "" : ",") + std::string(name);
+        if (flags & bit) {
+            if (!out.empty()) out += ',';
+            out += name;
+        }
     return out.empty() ? "empty" : out;
 }
 
