@@ -326,31 +326,35 @@ void check_node_trees(Checker& c, size_t node_count, const Roots& roots, std::st
 template <class Roots, class ChildNode>
 void check_node_cycles(Checker& c, std::string_view lump, size_t node_count, const Roots& roots,
                        std::string_view child_field, ChildNode child_node) {
-    enum : uint8_t { unvisited, on_path, done };
+    // On the path a node's state says which child it looks at next; the path
+    // holds node numbers only (4 bytes a level: a hostile chain of every node
+    // costs half of an 8-byte clipnode lump).
+    enum : uint8_t { unvisited, next_front, next_back, leaving, done };
     std::vector<uint8_t> state(node_count, unvisited);
-    std::vector<std::pair<size_t, int>> path;  // a node and its next child to look at
+    std::vector<uint32_t> path;
     for (const int64_t head : roots) {
         if (head < 0 || uint64_t(head) >= node_count || state[size_t(head)] != unvisited) continue;
-        state[size_t(head)] = on_path;
-        path.push_back({size_t(head), 0});
+        state[size_t(head)] = next_front;
+        path.push_back(uint32_t(head));
         while (!path.empty()) {
-            auto& [n, k] = path.back();
-            if (k == 2) {
+            const size_t n = path.back();
+            if (state[n] == leaving) {
                 state[n] = done;
                 path.pop_back();
                 continue;
             }
-            const int64_t ch = child_node(n, k++);
-            if (ch < 0 || uint64_t(ch) >= node_count) continue;
-            if (state[size_t(ch)] == on_path) {
+            const int k = state[n] == next_front ? 0 : 1;
+            state[n] = k == 0 ? next_back : leaving;
+            const int64_t ch = child_node(n, k);
+            if (ch < 0 || uint64_t(ch) >= node_count || state[size_t(ch)] == done) continue;
+            if (state[size_t(ch)] != unvisited) {  // on the path: above n, or n itself
                 c.error(lump, int64_t(n), child_field,
                         "child " + std::to_string(ch) +
                             " leads back to a node above it (a cycle): the engine's walks of this tree never end");
                 continue;
             }
-            if (state[size_t(ch)] == done) continue;
-            state[size_t(ch)] = on_path;
-            path.push_back({size_t(ch), 0});
+            state[size_t(ch)] = next_front;
+            path.push_back(uint32_t(ch));
         }
     }
 }
