@@ -13,6 +13,7 @@
 #include <bspkit/formats/source_props.hpp>
 #include <bspkit/model.hpp>
 #include <bspkit/query.hpp>
+#include <bspkit/render.hpp>
 #include <bspkit/textures.hpp>
 #include <bspkit/visibility.hpp>
 #include <bspkit/zip.hpp>
@@ -116,7 +117,8 @@ inline void vis(const uint8_t* data, size_t size) {
 
 /// Geometry and export: model::build of every format (faces, displacements,
 /// patches, lightmaps, embedded textures), then the glTF asset in memory
-/// without images (PNG encoding would only slow the fuzzer).
+/// without images (PNG encoding would only slow the fuzzer), and the
+/// renderer's scene (tree, PVS, each cluster's faces) with a 16 x 12 thumbnail.
 inline void geometry_and_export(const uint8_t* data, size_t size) {
     auto bsp = open(data, size);
     if (!bsp) return;
@@ -128,6 +130,14 @@ inline void geometry_and_export(const uint8_t* data, size_t size) {
         options.textures = false;
         options.lighting = exporter::Lighting::none;
         (void)exporter::build_gltf(map, options, /*binary=*/true);
+        guarded([&] {
+            render::Options view;
+            view.width = 16;
+            view.height = 12;
+            view.threads = 1;
+            const render::Scene scene = render::Scene::prepare(map, *bsp, view);
+            (void)render::render(scene, render::thumbnail_camera(scene), view);
+        });
     });
 }
 
