@@ -840,10 +840,10 @@ void check(const Bsp& bsp, CheckReport& report) {
     Checker c(bsp, map, report);
     using Step = void (*)(Checker&);
     static constexpr Step kSteps[] = {
-        check_planes_and_vertexes, check_edges,  check_surfedges,  check_faces,        check_face_side_lumps, check_lightmap_lumps,
-        check_textures, check_tree,     check_leafs,        check_brushes,         check_areas,
-        check_displacements, check_vis, check_worldlights,  check_overlays,        check_occlusion,
-        check_physcollide, check_pakfile, check_game_lumps, check_limits,
+        check_planes_and_vertexes, check_edges,       check_surfedges, check_faces,      check_face_side_lumps,
+        check_lightmap_lumps,      check_textures,    check_tree,      check_leafs,      check_brushes,
+        check_areas,               check_displacements, check_vis,     check_worldlights, check_overlays,
+        check_occlusion,           check_physcollide, check_pakfile,   check_game_lumps, check_limits,
     };
     std::set<std::pair<std::string, std::string>> undecodable;
     // A lump that cannot be decoded at all (bad LZMA data, ...): said once, however many steps read it.
