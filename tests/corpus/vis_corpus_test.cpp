@@ -271,8 +271,8 @@ TEST(VisCorpusDamaged, FaceListEntriesPastTheFacesAreLeftOut) {
         const uint32_t size = bsp.record_size(*list);
         const ByteSpan decoded = bsp.decoded(*list);
         if (vis.clusters() == 0 || decoded.size() < size || before.face_bound() == 0) continue;
-        // Every entry of the list names a face far past the end (the largest value the
-        // field holds, or 2^28 for 32-bit ones).
+        // Every entry of the list names a face far past the end: 0xffff in 16-bit
+        // lists, 0x0ffffff0 in 32-bit ones.
         Bytes bytes(decoded.begin(), decoded.end());
         for (size_t at = 0; at + size <= bytes.size(); at += size) {
             const uint32_t v = size == 2 ? 0xffffu : 0x0ffffff0u;
