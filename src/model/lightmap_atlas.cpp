@@ -20,6 +20,9 @@ struct Rect {
 };
 
 constexpr uint32_t kBorder = 1;
+/// The tallest page a narrower, taller packing may make (GPUs take textures
+/// up to 16384 a side).
+constexpr uint32_t kMaxTallSide = 16384;
 
 // Places images of the given sizes on shelves of `width`; returns the height used.
 uint32_t shelf_pack(const std::vector<LightmapImage>& images, const std::vector<size_t>& order, uint32_t width,
@@ -78,11 +81,28 @@ void pack_lightmaps(Map& map, uint64_t max_page_bytes) {
     // Smallest power-of-two width whose packing is no taller than it is wide.
     uint32_t width = 64;
     while (uint64_t(width) * width < area || width < widest) width *= 2;
+    const uint32_t first_width = width;
     std::vector<Rect> placed(images.size());
     uint32_t height = shelf_pack(images, order, width, placed);
     while (height > width) {
         width *= 2;
         height = shelf_pack(images, order, width, placed);
+    }
+    // A very tall lightmap (a damaged face 4605 luxels long) makes the square
+    // packing many times the images' luxels: 8192 x 4882 for 2.7 M. Then the
+    // narrower widths passed over above are packed too, taller than wide, and
+    // the one with the fewest luxels is kept (2048 x 6187 there). The corpus
+    // maps' square packings are at most 2.4 times their luxels: not redone.
+    if (uint64_t(width) * height > 4 * area) {
+        std::vector<Rect> trial(images.size());
+        for (uint32_t w = first_width; w < width; w *= 2) {
+            const uint32_t h = shelf_pack(images, order, w, trial);
+            if (h <= kMaxTallSide && uint64_t(w) * h < uint64_t(width) * height) {
+                width = w;
+                height = h;
+                placed = trial;
+            }
+        }
     }
     height = std::max<uint32_t>(height, 1);
 

@@ -304,6 +304,49 @@ TEST(QuakeGeometry, LightmapAtlasOfPathologicalShapesIsNotBuilt) {
     }
 }
 
+// One very tall lightmap among many small ones (a damaged pd_change_dest face
+// 4605 luxels long, which check only warns about): the square packing was
+// 8192 x 4882 luxels for 2.7 M luxels of images, and `export` peaked at
+// 576 MB. The narrower, taller packing is kept when it has fewer luxels:
+// 2048 wide here, within 5 times the images' luxels.
+TEST(QuakeGeometry, TallLightmapPacksNarrowerNotSquare) {
+    model::Map map;
+    model::Model world;
+    std::vector<std::pair<uint32_t, uint32_t>> sizes(9024, {17, 17});
+    sizes.insert(sizes.begin() + 4000, {23, 4605});
+    uint64_t luxels = 0;
+    for (const auto& [w, h] : sizes) {
+        model::LightmapImage img;
+        img.width = w, img.height = h;
+        img.styles.emplace_back(size_t(w) * h * 3, uint8_t(90));
+        luxels += uint64_t(w + 2) * (h + 2);
+        model::Surface s;
+        s.styles = {0, 255, 255, 255};
+        s.lightmap = int32_t(map.lightmap_images.size());
+        s.vertices.resize(3);
+        map.lightmap_images.push_back(std::move(img));
+        world.surfaces.push_back(std::move(s));
+    }
+    map.models.push_back(world);
+    model::pack_lightmaps(map);
+    ASSERT_EQ(map.lightmaps.size(), 1u);
+    EXPECT_TRUE(map.diagnostics.empty());
+    const model::LightmapAtlas& page = map.lightmaps[0];
+    EXPECT_EQ(page.width, 2048u);
+    EXPECT_GE(page.height, 4607u);
+    EXPECT_LE(uint64_t(page.width) * page.height, 5 * luxels) << page.width << " x " << page.height;
+    // Every surface keeps its lightmap, placed inside the page.
+    for (const model::Surface& s : map.models[0].surfaces) {
+        EXPECT_GE(s.lightmap, 0);
+        for (const model::Vertex& v : s.vertices) {
+            EXPECT_GE(v.lightmap_uv.x, 0.0f);
+            EXPECT_LE(v.lightmap_uv.x, 1.0f);
+            EXPECT_GE(v.lightmap_uv.y, 0.0f);
+            EXPECT_LE(v.lightmap_uv.y, 1.0f);
+        }
+    }
+}
+
 TEST(QuakeGeometry, MaterialFlagsFromNamesAndTexinfo) {
     struct Case {
         const char* name;
