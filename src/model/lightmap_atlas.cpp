@@ -23,6 +23,8 @@ constexpr uint32_t kBorder = 1;
 /// The tallest page a narrower, taller packing may make (GPUs take textures
 /// up to 16384 a side).
 constexpr uint32_t kMaxTallSide = 16384;
+/// Skyline segments one packing may look at (about 0.1 s).
+constexpr uint64_t kSkylineBudget = uint64_t(1) << 27;
 
 // Places images of the given sizes on shelves of `width`; returns the height used.
 uint32_t shelf_pack(const std::vector<LightmapImage>& images, const std::vector<size_t>& order, uint32_t width,
@@ -40,6 +42,61 @@ uint32_t shelf_pack(const std::vector<LightmapImage>& images, const std::vector<
         shelf = std::max(shelf, h);
     }
     return y + shelf;
+}
+
+/// Places images of the given sizes bottom-left on a skyline of `width`
+/// (each at the lowest place its width fits, leftmost of equals); returns the
+/// height used. Unlike shelves, small images stack beside a tall one instead
+/// of leaving its shelf's height empty above them. 0 when an image is wider
+/// than `width`, or when the segments looked at pass `budget` (a hostile
+/// map's hundreds of thousands of lightmaps on a skyline of thousands of
+/// segments would take minutes).
+uint32_t skyline_pack(const std::vector<LightmapImage>& images, const std::vector<size_t>& order, uint32_t width,
+                      std::vector<Rect>& out, uint64_t budget) {
+    struct Segment {
+        uint32_t x, y, w;  ///< [x, x + w) of the skyline is at height y
+    };
+    std::vector<Segment> sky{{0, 0, width}};
+    uint32_t top = 0;
+    for (size_t i : order) {
+        const uint32_t w = images[i].width + 2 * kBorder, h = images[i].height + 2 * kBorder;
+        if (w > width) return 0;
+        size_t best = sky.size();
+        uint32_t best_y = UINT32_MAX;
+        for (size_t a = 0; a < sky.size() && sky[a].x + w <= width; ++a) {
+            uint32_t y = 0;
+            for (size_t b = a; b < sky.size() && sky[b].x < sky[a].x + w; ++b) {
+                y = std::max(y, sky[b].y);
+                if (budget-- == 0) return 0;
+            }
+            if (y < best_y) {
+                best_y = y;
+                best = a;
+            }
+        }
+        const uint32_t x = sky[best].x, end = x + w;
+        out[i] = {x + kBorder, best_y + kBorder};
+        top = std::max(top, best_y + h);
+        // The new segment replaces what [x, end) covered; a segment reaching past end keeps its rest.
+        size_t b = best;
+        while (b < sky.size() && sky[b].x + sky[b].w <= end) ++b;
+        if (b < sky.size() && sky[b].x < end) {
+            sky[b].w -= end - sky[b].x;
+            sky[b].x = end;
+        }
+        sky.erase(sky.begin() + std::ptrdiff_t(best), sky.begin() + std::ptrdiff_t(b));
+        sky.insert(sky.begin() + std::ptrdiff_t(best), Segment{x, best_y + h, w});
+        // Neighbours at the same height become one segment.
+        for (size_t k = best > 0 ? best - 1 : 0; k + 1 < sky.size() && k <= best + 1;) {
+            if (sky[k].y == sky[k + 1].y) {
+                sky[k].w += sky[k + 1].w;
+                sky.erase(sky.begin() + std::ptrdiff_t(k) + 1);
+            } else {
+                ++k;
+            }
+        }
+    }
+    return top;
 }
 
 /// Copies slot `slot` of `image` (at least 1 x 1) to `at`, with its edge
@@ -81,7 +138,6 @@ void pack_lightmaps(Map& map, uint64_t max_page_bytes) {
     // Smallest power-of-two width whose packing is no taller than it is wide.
     uint32_t width = 64;
     while (uint64_t(width) * width < area || width < widest) width *= 2;
-    const uint32_t first_width = width;
     std::vector<Rect> placed(images.size());
     uint32_t height = shelf_pack(images, order, width, placed);
     while (height > width) {
@@ -89,15 +145,19 @@ void pack_lightmaps(Map& map, uint64_t max_page_bytes) {
         height = shelf_pack(images, order, width, placed);
     }
     // A very tall lightmap (a damaged face 4605 luxels long) makes the square
-    // packing many times the images' luxels: 8192 x 4882 for 2.7 M. Then the
-    // narrower widths passed over above are packed too, taller than wide, and
-    // the one with the fewest luxels is kept (2048 x 6187 there). The corpus
+    // shelf packing many times the images' luxels: 8192 x 4882 for 2.7 M, the
+    // small images leaving the tall one's shelf empty above them. Then every
+    // power-of-two width from the widest image's up is packed on a skyline
+    // (taller than wide, small images stacked beside the tall one) and the
+    // packing with the fewest luxels is kept: 1024 x 4607 there. The corpus
     // maps' square packings are at most 2.4 times their luxels: not redone.
     if (uint64_t(width) * height > 4 * area) {
         std::vector<Rect> trial(images.size());
-        for (uint32_t w = first_width; w < width; w *= 2) {
-            const uint32_t h = shelf_pack(images, order, w, trial);
-            if (h <= kMaxTallSide && uint64_t(w) * h < uint64_t(width) * height) {
+        uint32_t w = 1;
+        while (w < widest) w *= 2;
+        for (; w <= width; w *= 2) {
+            const uint32_t h = skyline_pack(images, order, w, trial, kSkylineBudget);
+            if (h && h <= kMaxTallSide && uint64_t(w) * h < uint64_t(width) * height) {
                 width = w;
                 height = h;
                 placed = trial;
