@@ -20,8 +20,8 @@ struct Rect {
 };
 
 constexpr uint32_t kBorder = 1;
-/// The tallest page a narrower, taller packing may make (GPUs take textures
-/// up to 16384 a side).
+/// The tallest page a skyline packing may make (GPUs take textures up to
+/// 16384 a side).
 constexpr uint32_t kMaxTallSide = 16384;
 /// Skyline segments one packing may look at (about 0.1 s).
 constexpr uint64_t kSkylineBudget = uint64_t(1) << 27;
@@ -48,9 +48,9 @@ uint32_t shelf_pack(const std::vector<LightmapImage>& images, const std::vector<
 /// (each at the lowest place its width fits, leftmost of equals); returns the
 /// height used. Unlike shelves, small images stack beside a tall one instead
 /// of leaving its shelf's height empty above them. 0 when an image is wider
-/// than `width`, or when the segments looked at pass `budget` (a hostile
-/// map's hundreds of thousands of lightmaps on a skyline of thousands of
-/// segments would take minutes).
+/// than `width`, when the packing grows past kMaxTallSide, or when the
+/// segments looked at pass `budget` (a hostile map's hundreds of thousands of
+/// lightmaps on a skyline of thousands of segments would take minutes).
 uint32_t skyline_pack(const std::vector<LightmapImage>& images, const std::vector<size_t>& order, uint32_t width,
                       std::vector<Rect>& out, uint64_t budget) {
     struct Segment {
@@ -74,6 +74,7 @@ uint32_t skyline_pack(const std::vector<LightmapImage>& images, const std::vecto
                 best = a;
             }
         }
+        if (best_y + uint64_t(h) > kMaxTallSide) return 0;  // taller than a page may be (and no overflow)
         const uint32_t x = sky[best].x, end = x + w;
         out[i] = {x + kBorder, best_y + kBorder};
         top = std::max(top, best_y + h);
@@ -157,7 +158,7 @@ void pack_lightmaps(Map& map, uint64_t max_page_bytes) {
         while (w < widest) w *= 2;
         for (; w <= width; w *= 2) {
             const uint32_t h = skyline_pack(images, order, w, trial, kSkylineBudget);
-            if (h && h <= kMaxTallSide && uint64_t(w) * h < uint64_t(width) * height) {
+            if (h && uint64_t(w) * h < uint64_t(width) * height) {
                 width = w;
                 height = h;
                 placed = trial;
