@@ -23,7 +23,7 @@ constexpr uint32_t kBorder = 1;
 /// The tallest page a skyline packing may make (GPUs take textures up to
 /// 16384 a side).
 constexpr uint32_t kMaxTallSide = 16384;
-/// Skyline segments one packing may look at (about 0.1 s).
+/// Skyline segments the packings of one atlas may look at (about 0.1 s).
 constexpr uint64_t kSkylineBudget = uint64_t(1) << 27;
 
 // Places images of the given sizes on shelves of `width`; returns the height used.
@@ -49,10 +49,11 @@ uint32_t shelf_pack(const std::vector<LightmapImage>& images, const std::vector<
 /// height used. Unlike shelves, small images stack beside a tall one instead
 /// of leaving its shelf's height empty above them. 0 when an image is wider
 /// than `width`, when the packing grows past kMaxTallSide, or when the
-/// segments looked at pass `budget` (a hostile map's hundreds of thousands of
-/// lightmaps on a skyline of thousands of segments would take minutes).
+/// segments looked at use up `budget`, shared by every width tried (a hostile
+/// map's hundreds of thousands of lightmaps on a skyline of thousands of
+/// segments would take minutes).
 uint32_t skyline_pack(const std::vector<LightmapImage>& images, const std::vector<size_t>& order, uint32_t width,
-                      std::vector<Rect>& out, uint64_t budget) {
+                      std::vector<Rect>& out, uint64_t& budget) {
     struct Segment {
         uint32_t x, y, w;  ///< [x, x + w) of the skyline is at height y
     };
@@ -150,14 +151,15 @@ void pack_lightmaps(Map& map, uint64_t max_page_bytes) {
     // small images leaving the tall one's shelf empty above them. Then every
     // power-of-two width from the widest image's up is packed on a skyline
     // (taller than wide, small images stacked beside the tall one) and the
-    // packing with the fewest luxels is kept: 1024 x 4607 there. The corpus
+    // packing with the fewest luxels is kept: 256 x 10745 there. The corpus
     // maps' square packings are at most 2.4 times their luxels: not redone.
     if (uint64_t(width) * height > 4 * area) {
         std::vector<Rect> trial(images.size());
+        uint64_t budget = kSkylineBudget;
         uint32_t w = 1;
         while (w < widest) w *= 2;
-        for (; w <= width; w *= 2) {
-            const uint32_t h = skyline_pack(images, order, w, trial, kSkylineBudget);
+        for (; w <= width && budget > 0; w *= 2) {
+            const uint32_t h = skyline_pack(images, order, w, trial, budget);
             if (h && uint64_t(w) * h < uint64_t(width) * height) {
                 width = w;
                 height = h;
