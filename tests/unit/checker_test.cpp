@@ -132,8 +132,9 @@ TEST(Checker, UnitNormalAcceptsUnitVectorsWithinAPercent) {
 }
 
 TEST(Checker, NodeCyclesAreErrorsSharedSubtreesAreNot) {
-    // Nodes 0 -> {1, 2}, 1 -> {3, leaf}, 2 -> {3, leaf}: node 3 is shared (two heads and two
-    // parents), which the clip hulls' walks take; 3 -> {4, leaf}, 4 -> {3, leaf} is a loop.
+    // Nodes 0 -> {1, 2}, 1 -> {3, leaf}, 2 -> {3, leaf}, 3 -> {4, leaf}, 4 -> {leaf, leaf}:
+    // node 3 is shared (two parents, and node 2 is a head too), which the clip hulls' walks
+    // take. Then 4 -> {3, leaf} closes a loop, and 0 -> {0, 2} a second one.
     const int64_t children[5][2] = {{1, 2}, {3, -1}, {3, -1}, {4, -1}, {-1, -1}};
     const auto walk = [&](const int64_t (&c)[5][2]) {
         CheckReport r;
