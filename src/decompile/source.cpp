@@ -82,8 +82,7 @@ public:
     SourceDecompiler(const Bsp& bsp, const Options& o) : bsp_(bsp), map_(bsp), options_(o) {}
 
     Result run() {
-        // Console maps keep only the HDR faces.
-        faces_ = map_.faces().empty() ? map_.faces_hdr() : map_.faces();
+        faces_ = map_.world_faces();  // console maps keep only the HDR faces
         EntityTable t = start_map(r_, bsp_, options_, mapfile::Dialect::vmf, map_.models().size());
         prepare_faces();
         if (options_.brushes == BrushSource::lumps) brushes_from_lumps(t);

@@ -719,6 +719,11 @@ public:
     std::span<const dface_t> originalfaces() const;
     std::span<const dface_v17_t> originalfaces_v17() const;
     std::span<const dface_t> faces_hdr() const;
+    /// The face lump nodes, leaffaces, models and overlays index: faces, or
+    /// faces_hdr in HDR-only (console) maps whose faces lump is empty.
+    size_t world_face_lump() const;
+    /// The records of world_face_lump().
+    std::span<const dface_t> world_faces() const;
     std::span<const ColorRGBExp32> lighting() const;
     std::span<const ColorRGBExp32> lighting_hdr() const;
     /// Leafs as dleaf_t (version 0 leafs without their ambient cube);

@@ -97,10 +97,8 @@ void read_source_visibility(const Bsp& bsp, VisibilityBuilder& b) {
 
 std::vector<LeafFace> read_source_leaf_faces(const Bsp& bsp) {
     const source::Map map(bsp);
-    // The faces the models index: faces, or faces_hdr in HDR-only console maps.
-    const size_t faces = map.faces().empty() ? map.faces_hdr().size() : map.faces().size();
     return leaf_face_pairs(map.leafs(), map.leaffaces(), &source::dleaf_t::firstleafface,
-                           &source::dleaf_t::numleaffaces, &source::dleafface_t::face, faces);
+                           &source::dleaf_t::numleaffaces, &source::dleafface_t::face, map.world_faces().size());
 }
 
 ClusterFaces ClusterFaces::of(const Bsp& bsp, const Visibility& vis) {

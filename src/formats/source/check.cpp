@@ -241,12 +241,8 @@ void check_faces(Checker& c) {
         c.warning(c.name(lump::faces), -1, "", "the map has nodes or models but no faces");
 }
 
-/// The face array nodes, leaffaces, models and overlays index: faces, or
-/// faces_hdr in HDR-only (console) maps.
-std::pair<size_t, size_t> world_faces(const Checker& c) {
-    if (!c.map_.faces().empty() || c.map_.faces_hdr().empty()) return {lump::faces, c.map_.faces().size()};
-    return {lump::faces_hdr, c.map_.faces_hdr().size()};
-}
+/// The face array nodes, leaffaces, models and overlays index (Map::world_faces) and its lump.
+std::pair<size_t, size_t> world_faces(const Checker& c) { return {c.map_.world_face_lump(), c.map_.world_faces().size()}; }
 
 void check_face_side_lumps(Checker& c) {
     const Map& m = c.map_;

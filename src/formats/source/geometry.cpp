@@ -211,12 +211,8 @@ private:
     /// hdr_lightmaps), else the HDR lump, whose offsets live in faces_hdr when
     /// that lump pairs with faces.
     void choose_face_lumps() {
-        faces_ = m_.faces();
-        face_lump_ = lump::faces;
-        if (faces_.empty() && !m_.faces_hdr().empty()) {
-            faces_ = m_.faces_hdr();
-            face_lump_ = lump::faces_hdr;
-        }
+        faces_ = m_.world_faces();
+        face_lump_ = m_.world_face_lump();
         const std::optional<size_t> light = light_lump();
         if (!light) return;
         light_lump_ = *light;

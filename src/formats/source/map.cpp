@@ -432,6 +432,12 @@ std::span<const dface_t> Map::faces() const {
     if (version_ > 17) return cache_->faces.get(*bsp_, lump::faces);
     return cache_->faces_conv.get([&] { return convert_all(faces_v17(), from_v17); });
 }
+size_t Map::world_face_lump() const {
+    return faces().empty() && !faces_hdr().empty() ? lump::faces_hdr : lump::faces;
+}
+std::span<const dface_t> Map::world_faces() const {
+    return world_face_lump() == lump::faces_hdr ? faces_hdr() : faces();
+}
 std::span<const dface_t> Map::originalfaces() const {
     if (version_ > 17) return cache_->originalfaces.get(*bsp_, lump::originalfaces);
     return cache_->originalfaces_conv.get([&] { return convert_all(originalfaces_v17(), from_v17); });
