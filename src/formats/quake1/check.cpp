@@ -291,7 +291,7 @@ private:
         for (size_t i = 0; i < n; ++i) {
             const auto& cn = t_.clipnodes[i];
             c_.index("clipnodes", i, "planenum", cn.planenum, t_.planes.size(), "planes");
-            for (int k = 0; k < 2; ++k) clip_child("clipnodes", i, "children", cn.children[k]);
+            for (int k = 0; k < 2; ++k) clip_child("clipnodes", i, "children", clipnode_child(cn.children[k]));
         }
     }
 
@@ -305,9 +305,10 @@ private:
         return child;
     }
 
+    /// `child` (as clipnode_child() reads a clipnode's; a model's headnode as stored)
+    /// must name a clipnode or a contents value.
     void clip_child(std::string_view lump, int64_t record, std::string_view field, int64_t child) {
         const size_t n = t_.clipnodes.size();
-        if (lump == "clipnodes") child = clipnode_child(child);
         if (child >= 0) {
             c_.index(lump, record, field, child, n, "clipnodes");
         } else if (child < kLowestContents) {
