@@ -326,6 +326,17 @@ void check_node_trees(Checker& c, size_t node_count, const Roots& roots, std::st
 template <class Roots, class ChildNode>
 void check_node_cycles(Checker& c, std::string_view lump, size_t node_count, const Roots& roots,
                        std::string_view child_field, ChildNode child_node) {
+    // Compilers write each tree parent first, so every child names a later node:
+    // then no walk can come back to a node, and one pass over the nodes (in
+    // order, no path kept) shows it. Only a tree with a child at or before its
+    // parent is walked.
+    bool forward = true;
+    for (size_t n = 0; n < node_count && forward; ++n)
+        for (int k = 0; k < 2; ++k) {
+            const int64_t ch = child_node(n, k);
+            forward &= ch < 0 || uint64_t(ch) >= node_count || uint64_t(ch) > n;
+        }
+    if (forward) return;
     // On the path a node's state says which child it looks at next; the path
     // holds node numbers only (4 bytes a level: a hostile chain of every node
     // costs half of an 8-byte clipnode lump).
