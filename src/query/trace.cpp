@@ -47,7 +47,9 @@ enum class Overrun {
                            ? "the map's planes (normals or distances near the largest float) make the distances "
                              "to them overflow"
                            : "shared subtrees make the tree too large to walk";
-    throw Error({c.file, t.node_lump, -1}, "a trace took more than " + std::to_string(step_budget(t)) + " steps: " + what);
+    // The planes' overflow is the planes lump's fault; the rest the tree's (or the segment's).
+    const std::string lump = why == Overrun::planes ? "planes" : t.node_lump;
+    throw Error({c.file, lump, -1}, "a trace took more than " + std::to_string(step_budget(t)) + " steps: " + what);
 }
 
 /// kSkip: the tree's PackedTree::bounded holds for the hull and the segment

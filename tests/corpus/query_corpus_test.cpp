@@ -867,7 +867,8 @@ TEST(QueryCorpusHostile, SourceEmptyLeafBrushRangeStartsAnywhere) {
 
 // A trace through a clip hull whose planes overflow every distance (normals
 // scaled to 3e37: a damaged planes lump, which check reports) runs out of
-// steps; the error blames the planes, not the segment's coordinates.
+// steps; the error blames the planes (and names their lump), not the segment's
+// coordinates.
 TEST(QueryCorpusHostile, OverflowingPlanesAreBlamedNotTheSegment) {
     const CorpusFile& f = corpus_file("q1_v29/pd_change_dest.bsp");
     Bsp bsp = Bsp::parse(read_corpus(f), f.relpath);
@@ -892,5 +893,6 @@ TEST(QueryCorpusHostile, OverflowingPlanesAreBlamedNotTheSegment) {
         const std::string what = e.what();
         EXPECT_NE(what.find("the map's planes"), std::string::npos) << what;
         EXPECT_EQ(what.find("segment"), std::string::npos) << what;
+        EXPECT_EQ(e.where().lump, "planes") << what;
     }
 }
