@@ -410,8 +410,8 @@ private:
                 const PlaneD p = plane(n.planenum, nodes_lump, size_t(node));
                 Cell front, back;
                 split_cell(cell, p, n.planenum, front, back);
-                stack.push_back({int64_t(n.children[1]), std::move(back)});
-                stack.push_back({int64_t(n.children[0]), std::move(front)});
+                stack.push_back({quake1::tree_child(n.children[1], t.nodes.size()), std::move(back)});
+                stack.push_back({quake1::tree_child(n.children[0], t.nodes.size()), std::move(front)});
             }
             for (auto& [contents, cells] : by_contents) {
                 if (options_.merge) merge_cells(cells);

@@ -94,6 +94,20 @@ struct dclipnode_t {
 };
 BSPKIT_RECORD(dclipnode_t, 8);
 
+/// A node's or clipnode's child as the engines read it: >= 0 a node
+/// (clipnode), < 0 a leaf -(child + 1) (a CONTENTS_* value). `count` is the
+/// number of nodes (clipnodes). A BSP 29 / GoldSrc file with more than 32767
+/// of them stores children as unsigned shorts, as ericw-tools' qbsp writes them
+/// for QuakeSpasm-family engines (Mod_LoadNodes_S, Mod_LoadClipnodes): below
+/// `count` a node, else child - 65536 (the same leaf or contents as the signed
+/// reading gives below 32768). BSP2's 32-bit children are taken as stored.
+inline int32_t tree_child(int16_t stored, size_t count) noexcept {
+    if (count <= 32767) return stored;
+    const int32_t u = uint16_t(stored);
+    return size_t(u) < count ? u : u - 65536;
+}
+inline int32_t tree_child(int32_t stored, size_t /*count*/) noexcept { return stored; }
+
 struct dface_t {
     int16_t planenum;
     int16_t side;

@@ -257,18 +257,12 @@ private:
             c_.index("marksurfaces", i, "face", t_.marksurfaces[i].face, t_.faces.size(), "faces");
     }
 
-    /// Decodes a node child: {is_leaf, index}; 16-bit files with more than
-    /// 32767 nodes use the unsigned reading of enhanced engines.
-    std::pair<bool, int64_t> node_child(int64_t child) const {
-        if constexpr (!k32) {
-            if (t_.nodes.size() > 32768) {
-                const int64_t u = uint16_t(child);
-                if (u < int64_t(t_.nodes.size())) return {false, u};
-                return {true, 65535 - u};
-            }
-        }
-        if (child >= 0) return {false, child};
-        return {true, -1 - child};
+    /// Decodes a node child (quake1::tree_child()): {is_leaf, index}.
+    template <class Child>
+    std::pair<bool, int64_t> node_child(Child child) const {
+        const int64_t c = tree_child(child, t_.nodes.size());
+        if (c >= 0) return {false, c};
+        return {true, -1 - c};
     }
 
     void nodes() {
@@ -291,21 +285,11 @@ private:
         for (size_t i = 0; i < n; ++i) {
             const auto& cn = t_.clipnodes[i];
             c_.index("clipnodes", i, "planenum", cn.planenum, t_.planes.size(), "planes");
-            for (int k = 0; k < 2; ++k) clip_child("clipnodes", i, "children", clipnode_child(cn.children[k]));
+            for (int k = 0; k < 2; ++k) clip_child("clipnodes", i, "children", tree_child(cn.children[k], n));
         }
     }
 
-    /// A clipnode's child as the engines read it: BSP 29 maps with more than
-    /// 32767 clipnodes store children as unsigned shorts (contents below them).
-    int64_t clipnode_child(int64_t child) const {
-        const size_t n = t_.clipnodes.size();
-        if constexpr (!k32) {
-            if (n > 32767) child = uint16_t(child) < n ? int64_t(uint16_t(child)) : int64_t(uint16_t(child)) - 65536;
-        }
-        return child;
-    }
-
-    /// `child` (as clipnode_child() reads a clipnode's; a model's headnode as stored)
+    /// `child` (as tree_child() reads a clipnode's; a model's headnode as stored)
     /// must name a clipnode or a contents value.
     void clip_child(std::string_view lump, int64_t record, std::string_view field, int64_t child) {
         const size_t n = t_.clipnodes.size();
@@ -452,7 +436,7 @@ private:
             for (const dmodel_t& m : t_.models)
                 for (int h = 1; h < MAX_MAP_HULLS; ++h) clip_heads.push_back(m.headnode[h]);
             check_node_cycles(c_, "clipnodes", t_.clipnodes.size(), clip_heads, "children",
-                              [&](size_t n, int k) { return clipnode_child(t_.clipnodes[n].children[k]); });
+                              [&](size_t n, int k) -> int64_t { return tree_child(t_.clipnodes[n].children[k], t_.clipnodes.size()); });
         }
     }
 

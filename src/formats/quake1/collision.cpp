@@ -90,7 +90,9 @@ void build_quake1(const Bsp& bsp, Collision& c) {
         hull0.node_lump = "nodes";
         hull0.leaf_lump = "leafs";
         hull0.node_bytes = uint32_t(sizeof(t.nodes[0]));
-        for (const auto& n : t.nodes) hull0.nodes.push_back({n.planenum, {int32_t(n.children[0]), int32_t(n.children[1])}});
+        for (const auto& n : t.nodes)
+            hull0.nodes.push_back({n.planenum, {quake1::tree_child(n.children[0], t.nodes.size()),
+                                                quake1::tree_child(n.children[1], t.nodes.size())}});
         for (size_t i = 0; i < t.leafs.size(); ++i) {
             Leaf l;
             l.contents = t.leafs[i].contents;
@@ -101,7 +103,9 @@ void build_quake1(const Bsp& bsp, Collision& c) {
         clip.node_lump = "clipnodes";
         clip.leaf_lump = "clipnodes";
         clip.node_bytes = uint32_t(sizeof(t.clipnodes[0]));
-        for (const auto& n : t.clipnodes) clip.nodes.push_back({n.planenum, {int32_t(n.children[0]), int32_t(n.children[1])}});
+        for (const auto& n : t.clipnodes)
+            clip.nodes.push_back({n.planenum, {quake1::tree_child(n.children[0], t.clipnodes.size()),
+                                               quake1::tree_child(n.children[1], t.clipnodes.size())}});
     });
     // Clip hull leaves are contents values: leaf i holds -(i + 1), so a
     // clipnode child c < 0 is ~leaf with leaf = -c - 1.
