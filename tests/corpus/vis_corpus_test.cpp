@@ -65,7 +65,9 @@ TEST_P(VisCorpus, PvsSeesIsTheBitOfTheWholeRow) {
             ++checked;
         }
     }
-    if (n) EXPECT_THROW((void)vis.pvs_sees(0, n), std::out_of_range);
+    if (n) {
+        EXPECT_THROW((void)vis.pvs_sees(0, n), std::out_of_range);
+    }
     if (vis.encoding() == Visibility::Encoding::none || vis.lump().size() < 16) return;
     // The vis lump cut in half: the lumps after it move nothing (a copy with
     // the lump's length halved in the directory is enough for the reader).
