@@ -758,7 +758,9 @@ TEST(Textures, SkyBoxesAreFoundWhereEachEngineLoadsThem) {
             EXPECT_FLOAT_EQ(first_layer.scale_t, a ? 3.0f : 1.0f);
             EXPECT_EQ(first_layer.dst, a ? model::BlendFactor::zero : model::BlendFactor::one);
             EXPECT_EQ(r.sky_box_missing.has_value(), !a);  // the box shows only under an added layer
-            if (!a) EXPECT_EQ(r.sky_box_missing->material, "sky box full (rt)");
+            if (!a) {
+                EXPECT_EQ(r.sky_box_missing->material, "sky box full (rt)");
+            }
         }
         // A box the pk3 holds, under an opaque layer: hidden, so not loaded.
         std::vector<ZipFile> files{{"scripts/sky.shader",
