@@ -108,12 +108,15 @@ inline int32_t tree_child(int16_t stored, size_t count) noexcept {
 }
 inline int32_t tree_child(int32_t stored, size_t /*count*/) noexcept { return stored; }
 
+/// planenum, numedges and texinfo are id's shorts read as unsigned, as the
+/// engines that lift id's limits read them (QuakeSpasm's, FTE's and DarkPlaces'
+/// Mod_LoadFaces): a negative reading is never a valid index.
 struct dface_t {
-    int16_t planenum;
+    uint16_t planenum;
     int16_t side;
     int32_t firstedge;  ///< into surfedges
-    int16_t numedges;
-    int16_t texinfo;
+    uint16_t numedges;
+    uint16_t texinfo;
     uint8_t styles[4];  ///< light styles, 255 = unused
     int32_t lightofs;   ///< byte offset into lighting, -1 = none
     static constexpr std::string_view kLayout = "hhihh4bi";

@@ -1,14 +1,18 @@
-// BSP 29 / GoldSrc trees of more than 32767 nodes or clipnodes: their
-// children are stored as unsigned shorts (quake1::tree_child(), ericw-tools'
-// qbsp for QuakeSpasm-family engines). No corpus map is that large, so each
-// BSP 29 / GoldSrc corpus map is rewritten with 32768 unused nodes and
-// clipnodes in front of its own: every child that names a node or clipnode is
-// then stored at 32768 and above, a negative short. check, the collision
-// world and the decompiler must read the copy as they read the original.
+// BSP 29 / GoldSrc maps with more than 32767 planes, texinfo, nodes or
+// clipnodes: the engines that lift id's limits (QuakeSpasm, FTE, DarkPlaces)
+// read the 16-bit indices to them as unsigned shorts: node and clipnode
+// children (quake1::tree_child(), as ericw-tools' qbsp writes them), a face's
+// planenum and texinfo (quake1::dface_t). No corpus map is that large, so each
+// BSP 29 / GoldSrc corpus map is rewritten with 32768 unused records of each
+// in front of its own: every such index is then stored at 32768 and above, a
+// negative short. check, the geometry, the collision world and the decompiler
+// must read the copy as they read the original.
 #include <bspkit/check.hpp>
 #include <bspkit/decompile.hpp>
+#include <bspkit/export.hpp>
 #include <bspkit/formats/quake1.hpp>
 #include <bspkit/mapfile.hpp>
+#include <bspkit/model.hpp>
 #include <bspkit/query.hpp>
 
 #include "corpus.hpp"
@@ -38,8 +42,9 @@ Bytes bytes_of(const std::vector<T>& records) {
     return out;
 }
 
-/// `original` with kFiller unreached nodes and clipnodes put in front of its
-/// own, every reference to them (children, models' head nodes) moved past them.
+/// `original` with kFiller unreferenced planes, texinfo, nodes and clipnodes
+/// put in front of its own, every reference to them (planenums, children, the
+/// faces' texinfo, the models' head nodes) moved past them.
 Bsp widened(const Bsp& original, const Bytes& bytes, const std::string& name) {
     Bsp copy = Bsp::parse(bytes, name);
     const quake1::Map map(original);
@@ -47,14 +52,27 @@ Bsp widened(const Bsp& original, const Bytes& bytes, const std::string& name) {
     // Leaf and contents children must stay above the new counts as unsigned shorts.
     EXPECT_LT(t.nodes.size() + kFiller + t.leafs.size(), 65536u) << name;
     EXPECT_LT(t.clipnodes.size() + kFiller, 65536u - 15) << name;
+    EXPECT_LT(t.planes.size() + kFiller, 65536u) << name;
+    EXPECT_LT(t.texinfo.size() + kFiller, 65536u) << name;
 
+    std::vector<quake1::dplane_t> planes(kFiller, quake1::dplane_t{{0, 0, 1}, 0, 2});
+    planes.insert(planes.end(), t.planes.begin(), t.planes.end());
+    std::vector<quake1::texinfo_t> texinfo(kFiller, t.texinfo[0]);
+    texinfo.insert(texinfo.end(), t.texinfo.begin(), t.texinfo.end());
+    std::vector<quake1::dface_t> faces(t.faces.begin(), t.faces.end());
+    for (auto& f : faces) {
+        f.planenum = uint16_t(f.planenum + kFiller);
+        f.texinfo = uint16_t(f.texinfo + kFiller);
+    }
     std::vector<quake1::dnode_t> nodes(kFiller, quake1::dnode_t{0, {-1, -1}, {}, {}, 0, 0});
     for (quake1::dnode_t n : t.nodes) {
+        n.planenum += kFiller;
         for (auto& c : n.children) c = shifted(c);
         nodes.push_back(n);
     }
     std::vector<quake1::dclipnode_t> clipnodes(kFiller, quake1::dclipnode_t{0, {-1, -1}});
     for (quake1::dclipnode_t n : t.clipnodes) {
+        n.planenum += kFiller;
         for (auto& c : n.children) c = shifted(c);
         clipnodes.push_back(n);
     }
@@ -65,6 +83,9 @@ Bsp widened(const Bsp& original, const Bytes& bytes, const std::string& name) {
             for (int h = 1; h < quake1::MAX_MAP_HULLS; ++h)
                 if (m.headnode[h] >= 0) m.headnode[h] += kFiller;
     }
+    copy.replace(map.lump("planes"), bytes_of(planes));
+    copy.replace(map.lump("texinfo"), bytes_of(texinfo));
+    copy.replace(map.lump("faces"), bytes_of(faces));
     copy.replace(map.lump("nodes"), bytes_of(nodes));
     copy.replace(map.lump("clipnodes"), bytes_of(clipnodes));
     copy.replace(map.lump("models"), bytes_of(models));
@@ -82,7 +103,7 @@ void expect_same_trace(const query::TraceResult& a, const query::TraceResult& b,
 
 }  // namespace
 
-TEST(Quake1WideTreeCorpus, ChildrenStoredAsUnsignedShortsReadAsTheOriginal) {
+TEST(Quake1WideIndexCorpus, IndicesStoredAsUnsignedShortsReadAsTheOriginal) {
     size_t maps = 0;
     for (const CorpusFile* f : quake1_family_files()) {
         const Bytes bytes = read_corpus(*f);
@@ -100,9 +121,16 @@ TEST(Quake1WideTreeCorpus, ChildrenStoredAsUnsignedShortsReadAsTheOriginal) {
         size_t over_limits = 0;
         for (const Finding& x : after.findings)
             over_limits += x.severity == Severity::warning && x.record < 0 &&
-                           (x.lump == "nodes" || x.lump == "clipnodes") && x.message.find("exceeds MAX_MAP_") != std::string::npos;
-        EXPECT_EQ(over_limits, copy_map.bsp29().clipnodes.empty() ? 1u : 2u);
+                           (x.lump == "planes" || x.lump == "texinfo" || x.lump == "nodes" || x.lump == "clipnodes") &&
+                           x.message.find("exceeds MAX_MAP_") != std::string::npos;
+        EXPECT_EQ(over_limits, copy_map.bsp29().clipnodes.empty() ? 3u : 4u);
         EXPECT_EQ(after.warnings(), before.warnings() + over_limits);
+
+        // The geometry: the same glTF.
+        const auto glb = [](const Bsp& bsp) {
+            return exporter::encode_glb(exporter::build_gltf(model::build(bsp), {}, true));
+        };
+        EXPECT_TRUE(glb(copy) == glb(original));
 
         // The collision world: the same leaves and the same traces in every hull.
         const World a = World::prepare(original);
