@@ -136,7 +136,8 @@ TEST(Quake1WideIndexCorpus, IndicesStoredAsUnsignedShortsReadAsTheOriginal) {
         const World a = World::prepare(original);
         const World b = World::prepare(copy);
         // Points near the map's vertexes (its bounds can be mostly empty: a leaked map).
-        const auto vertexes = quake1::Map(original).vertexes();
+        const quake1::Map original_map(original);  // owns the records the span views (an unaligned lump is copied)
+        const auto vertexes = original_map.vertexes();
         ASSERT_FALSE(vertexes.empty());
         std::mt19937 rng(7);
         std::uniform_int_distribution<size_t> pick(0, vertexes.size() - 1);
