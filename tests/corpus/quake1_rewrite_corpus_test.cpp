@@ -15,29 +15,18 @@
 // - Blue Shift: each GoldSrc map with its first two directory entries swapped
 //   (planes first, entities second), as Half-Life: Blue Shift stores them.
 #include <bspkit/check.hpp>
-#include <bspkit/decompile.hpp>
-#include <bspkit/export.hpp>
 #include <bspkit/formats/quake1.hpp>
-#include <bspkit/mapfile.hpp>
-#include <bspkit/model.hpp>
-#include <bspkit/query.hpp>
-#include <bspkit/render.hpp>
 
 #include "corpus.hpp"
+#include "same_answers.hpp"
 
 #include <gtest/gtest.h>
 
-#include <array>
 #include <cstring>
-#include <optional>
-#include <random>
-#include <set>
-#include <tuple>
 
 using namespace bspkit;
 using namespace bspkit::test;
 using bspkit::query::Vec3;
-using bspkit::query::World;
 
 namespace {
 
@@ -199,117 +188,12 @@ Bytes blue_shift_order(const Bytes& bytes) {
     return out;
 }
 
-// ---- what is compared ---------------------------------------------------------
-
-/// A finding as compared between the copies: where and what, without the
-/// file offset (the lumps moved).
-using FindingKey = std::tuple<Severity, std::string, int64_t, std::string, std::string>;
-
-/// Per-record findings, and lump findings that are not about the lumps'
-/// placement or about counts against id's limits (which BSP2 lifts).
-std::multiset<FindingKey> comparable(const CheckReport& report) {
-    std::multiset<FindingKey> out;
-    for (const Finding& f : report.findings) {
-        if (f.record < 0 && (f.message.find("4-byte aligned") != std::string::npos ||
-                             f.message.find("exceeds MAX_MAP_") != std::string::npos))
-            continue;
-        out.insert({f.severity, f.lump, f.record, f.field, f.message});
-    }
+/// The map's vertexes: where the copies' answers are compared.
+std::vector<Vec3> vertex_points(const Bsp& bsp) {
+    const quake1::Map map(bsp);
+    std::vector<Vec3> out;
+    for (const auto& v : map.vertexes()) out.push_back({v.point[0], v.point[1], v.point[2]});
     return out;
-}
-
-void expect_same_trace(const query::TraceResult& a, const query::TraceResult& b, const std::string& what) {
-    EXPECT_EQ(a.fraction, b.fraction) << what;
-    EXPECT_EQ(a.startsolid, b.startsolid) << what;
-    EXPECT_EQ(a.allsolid, b.allsolid) << what;
-    EXPECT_EQ(a.end, b.end) << what;
-    EXPECT_EQ(a.normal, b.normal) << what;
-    EXPECT_EQ(a.dist, b.dist) << what;
-    EXPECT_EQ(a.inopen, b.inopen) << what;
-    EXPECT_EQ(a.inwater, b.inwater) << what;
-}
-
-Bytes glb_of(const model::Map& map) { return exporter::encode_glb(exporter::build_gltf(map, {}, true)); }
-
-render::Frame thumbnail(const Bsp& bsp, const model::Map& map) {
-    render::Options options;
-    options.width = 96;
-    options.height = 64;
-    options.threads = 1;
-    const render::Scene scene = render::Scene::prepare(map, bsp, options);
-    return render::render(scene, render::thumbnail_camera(scene), options);
-}
-
-/// What the verbs answer for the original, worked out once for its copies.
-struct Answers {
-    explicit Answers(const Bsp& bsp)
-        : bsp(bsp), map(bsp), findings(comparable(check(bsp))), model(model::build(bsp)), glb(glb_of(model)),
-          frame(thumbnail(bsp, model)), decompiled(mapfile::write(decompile::decompile(bsp).map)),
-          world(World::prepare(bsp)) {}
-    const Bsp& bsp;
-    quake1::Map map;  ///< owns the vertex records the points are drawn near
-    std::multiset<FindingKey> findings;
-    model::Map model;
-    Bytes glb;
-    render::Frame frame;
-    std::string decompiled;
-    World world;
-};
-
-/// `copy` answers as `original` does. check's findings are compared unless
-/// the copy moves records (their numbers then differ: the caller compares).
-void expect_same_answers(const Answers& original, const Bsp& copy, bool compare_findings = true) {
-    if (compare_findings) {
-        EXPECT_EQ(comparable(check(copy)), original.findings);
-    }
-
-    model::Map copy_model = model::build(copy);
-    copy_model.format = original.model.format;  // the glb names it (extras.format); all else must match
-    EXPECT_TRUE(glb_of(copy_model) == original.glb) << "the glb differs";
-    EXPECT_TRUE(thumbnail(copy, copy_model).rgba == original.frame.rgba) << "the rendered thumbnail differs";
-    EXPECT_EQ(mapfile::write(decompile::decompile(copy).map), original.decompiled);
-
-    // The collision world: leaves, traces in every hull and visible(), near the
-    // map's vertexes (its bounds can be mostly empty: a leaked map).
-    const World& a = original.world;
-    const World b = World::prepare(copy);
-    const auto vertexes = original.map.vertexes();
-    ASSERT_FALSE(vertexes.empty());
-    std::mt19937 rng(11);
-    std::uniform_int_distribution<size_t> pick(0, vertexes.size() - 1);
-    std::uniform_real_distribution<float> jitter(-16, 16);
-    const auto point = [&] {
-        const auto& v = vertexes[pick(rng)].point;
-        return Vec3{v[0] + jitter(rng), v[1] + jitter(rng), v[2] + jitter(rng)};
-    };
-    size_t solid = 0;
-    for (int i = 0; i < 300; ++i) {
-        const Vec3 p = point();
-        const auto la = a.leaf_at(p), lb = b.leaf_at(p);
-        EXPECT_EQ(la.leaf, lb.leaf) << i;
-        EXPECT_EQ(la.cluster, lb.cluster) << i;
-        EXPECT_EQ(la.contents.raw, lb.contents.raw) << i;
-        solid += la.contents.raw == quake1::CONTENTS_SOLID;
-    }
-    EXPECT_GT(solid, 0u) << "no point was in solid: the leaf test tells nothing";
-    size_t hits = 0;
-    for (const query::HullInfo& hull : a.hulls()) {
-        if (!hull.available) continue;
-        query::TraceOptions o;
-        o.hull = hull.index;
-        o.models = true;
-        for (int i = 0; i < 200; ++i) {
-            const Vec3 s = point(), e = point();
-            const auto ta = a.trace(s, e, o);
-            expect_same_trace(ta, b.trace(s, e, o), "hull " + std::to_string(hull.index) + " ray " + std::to_string(i));
-            hits += ta.hit();
-        }
-    }
-    EXPECT_GT(hits, 0u) << "no trace hit anything: the trace test tells nothing";
-    for (int i = 0; i < 100; ++i) {
-        const Vec3 s = point(), e = point();
-        EXPECT_EQ(a.visible(s, e).visible(), b.visible(s, e).visible()) << i;
-    }
 }
 
 }  // namespace
@@ -321,6 +205,7 @@ TEST(Quake1RewriteCorpus, Bsp29MapsRewrittenAsBsp2And2psbReadTheSame) {
         if (quake1::Map(original).variant() != quake1::Variant::bsp29 || quake1::Map(original).goldsrc()) continue;
         SCOPED_TRACE(f->relpath);
         const Answers answers(original);
+        const std::vector<Vec3> near = vertex_points(original);
         for (const bool rmq : {false, true}) {
             SCOPED_TRACE(rmq ? "2PSB" : "BSP2");
             const Bsp copy = Bsp::parse(rmq ? rewritten<quake1::Bsp2RmqTypes>(original, "2PSB")
@@ -328,7 +213,7 @@ TEST(Quake1RewriteCorpus, Bsp29MapsRewrittenAsBsp2And2psbReadTheSame) {
                                         f->relpath);
             ASSERT_EQ(quake1::Map(copy).variant(), rmq ? quake1::Variant::bsp2rmq : quake1::Variant::bsp2);
             EXPECT_EQ(copy.format(), Format::bsp2);
-            expect_same_answers(answers, copy);
+            expect_same_answers(answers, copy, near);
         }
         ++maps;
     }
@@ -359,7 +244,7 @@ TEST(Quake1RewriteCorpus, IndicesStoredAsUnsignedShortsReadTheSame) {
         EXPECT_EQ(over_limits, copy_map.bsp29().clipnodes.empty() ? 3u : 4u);
         EXPECT_EQ(after.warnings(), before.warnings() + over_limits);
 
-        expect_same_answers(Answers(original), copy, false);
+        expect_same_answers(Answers(original), copy, vertex_points(original), false);
         ++maps;
     }
     EXPECT_GE(maps, 5u);  // the corpus's BSP 29 and GoldSrc maps
@@ -376,7 +261,7 @@ TEST(Quake1RewriteCorpus, GoldSrcMapsInBlueShiftOrderReadTheSame) {
         SCOPED_TRACE(f->relpath);
         const Bsp copy = Bsp::parse(blue_shift_order(bytes), f->relpath);
         ASSERT_EQ(copy.layout().variant, "bshift");
-        expect_same_answers(Answers(original), copy);
+        expect_same_answers(Answers(original), copy, vertex_points(original));
         ++maps;
     }
     EXPECT_GE(maps, 5u);  // the corpus's version 30 maps
