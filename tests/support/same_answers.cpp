@@ -48,6 +48,17 @@ std::multiset<FindingKey> comparable_findings(const CheckReport& report) {
     return out;
 }
 
+std::vector<query::Vec3> surface_points(const model::Map& map, size_t count) {
+    std::vector<query::Vec3> all;
+    for (const model::Model& m : map.models)
+        for (const model::Surface& s : m.surfaces)
+            for (const model::Vertex& v : s.vertices) all.push_back(v.position + m.origin);
+    if (all.size() <= count) return all;
+    std::vector<query::Vec3> out;
+    for (size_t i = 0; i < count; ++i) out.push_back(all[i * all.size() / count]);
+    return out;
+}
+
 Answers::Answers(const Bsp& bsp)
     : findings(comparable_findings(check(bsp))), model(model::build(bsp)), glb(glb_of(model)),
       frame(thumbnail(bsp, model)), decompiled(mapfile::write(decompile::decompile(bsp).map)),

@@ -37,6 +37,10 @@ struct Answers {
     query::World world;
 };
 
+/// Up to `count` vertexes of the map's surfaces, spread over them: points
+/// near the geometry, where comparing leaves and traces tells something.
+std::vector<query::Vec3> surface_points(const model::Map& map, size_t count = 4096);
+
 /// `copy` answers as `original` did: the same findings (unless
 /// compare_findings is false: the copy moves records, so the caller compares
 /// them its own way), the same glb but for extras.format, the same pixels, the
