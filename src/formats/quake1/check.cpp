@@ -436,7 +436,9 @@ private:
             for (const dmodel_t& m : t_.models)
                 for (int h = 1; h < MAX_MAP_HULLS; ++h) clip_heads.push_back(m.headnode[h]);
             check_node_cycles(c_, "clipnodes", t_.clipnodes.size(), clip_heads, "children",
-                              [&](size_t n, int k) -> int64_t { return tree_child(t_.clipnodes[n].children[k], t_.clipnodes.size()); });
+                              [&](size_t n, int k) -> int64_t {
+                                  return tree_child(t_.clipnodes[n].children[k], t_.clipnodes.size());
+                              });
         }
     }
 
