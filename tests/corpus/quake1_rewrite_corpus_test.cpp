@@ -12,8 +12,8 @@
 //   a face's planenum and texinfo (quake1::dface_t). No corpus map is that
 //   large, so each gets 32768 unused records of each in front of its own:
 //   every such index is then stored at 32768 and above, a negative short.
-// - Blue Shift: each GoldSrc map with its first two directory entries swapped
-//   (planes first, entities second), as Half-Life: Blue Shift stores them.
+// - Blue Shift: each version 30 map with its first two directory entries
+//   swapped (planes first, entities second), as Half-Life: Blue Shift stores them.
 #include <bspkit/check.hpp>
 #include <bspkit/formats/quake1.hpp>
 
@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <type_traits>
 
 using namespace bspkit;
 using namespace bspkit::test;
@@ -47,10 +48,10 @@ Bytes rewritten(const Bsp& bsp29, const char (&magic)[5]) {
     const auto t = map.bsp29();
     using Node = typename Types::node;
     using Leaf = typename Types::leaf;
-    const auto bound = [](int16_t v) {
-        if constexpr (std::is_same_v<decltype(Node{}.mins[0]), float>) return float(v);
-        else return v;
-    };
+    // Bounds: floats in BSP2, shorts as in BSP 29 in 2PSB (nodes and leafs alike).
+    using Bound = std::remove_cvref_t<decltype(Node{}.mins[0])>;
+    static_assert(std::is_same_v<Bound, std::remove_cvref_t<decltype(Leaf{}.mins[0])>>);
+    const auto bound = [](int16_t v) { return Bound(v); };
 
     std::vector<Node> nodes;
     for (const auto& n : t.nodes) {
