@@ -33,6 +33,9 @@ void expect_same_trace(const query::TraceResult& a, const query::TraceResult& b,
     EXPECT_EQ(a.surface_flags, b.surface_flags) << what;
     EXPECT_EQ(a.inopen, b.inopen) << what;
     EXPECT_EQ(a.inwater, b.inwater) << what;
+    EXPECT_EQ(a.model, b.model) << what;
+    EXPECT_EQ(a.brush, b.brush) << what;
+    EXPECT_EQ(a.triangle, b.triangle) << what;
 }
 
 }  // namespace
