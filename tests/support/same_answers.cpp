@@ -1,7 +1,8 @@
 #include "same_answers.hpp"
 
+#include "same_asset.hpp"
+
 #include <bspkit/decompile.hpp>
-#include <bspkit/export.hpp>
 #include <bspkit/mapfile.hpp>
 
 #include <gtest/gtest.h>
@@ -11,7 +12,7 @@
 namespace bspkit::test {
 namespace {
 
-Bytes glb_of(const model::Map& map) { return exporter::encode_glb(exporter::build_gltf(map, {}, true)); }
+exporter::GltfAsset gltf_of(const model::Map& map) { return exporter::build_gltf(map, {}, true); }
 
 render::Frame thumbnail(const Bsp& bsp, const model::Map& map) {
     render::Options options;
@@ -63,7 +64,7 @@ std::vector<query::Vec3> surface_points(const model::Map& map, size_t count) {
 }
 
 Answers::Answers(const Bsp& bsp)
-    : findings(comparable_findings(check(bsp))), model(model::build(bsp)), glb(glb_of(model)),
+    : findings(comparable_findings(check(bsp))), model(model::build(bsp)), gltf(gltf_of(model)),
       frame(thumbnail(bsp, model)), decompiled(mapfile::write(decompile::decompile(bsp).map)),
       world(query::World::prepare(bsp)) {}
 
@@ -74,7 +75,7 @@ void expect_same_answers(const Answers& original, const Bsp& copy, std::span<con
     }
     model::Map copy_model = model::build(copy);
     copy_model.format = original.model.format;  // the glb names it (extras.format); all else must match
-    EXPECT_TRUE(glb_of(copy_model) == original.glb) << "the glb differs";
+    expect_same_asset(gltf_of(copy_model), original.gltf, "the glb");
     EXPECT_TRUE(thumbnail(copy, copy_model).rgba == original.frame.rgba) << "the rendered thumbnail differs";
     EXPECT_EQ(mapfile::write(decompile::decompile(copy).map), original.decompiled);
 

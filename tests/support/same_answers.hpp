@@ -5,6 +5,7 @@
 
 #include <bspkit/bsp.hpp>
 #include <bspkit/check.hpp>
+#include <bspkit/export.hpp>
 #include <bspkit/model.hpp>
 #include <bspkit/query.hpp>
 #include <bspkit/render.hpp>
@@ -31,7 +32,7 @@ struct Answers {
     explicit Answers(const Bsp& bsp);
     std::multiset<FindingKey> findings;
     model::Map model;
-    Bytes glb;
+    exporter::GltfAsset gltf;  ///< the glb's JSON and buffer (compared by expect_same_asset)
     render::Frame frame;
     std::string decompiled;
     query::World world;
