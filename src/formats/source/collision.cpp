@@ -48,7 +48,8 @@ void build_source(const Bsp& bsp, Collision& c) {
     // trace (CDispCollTree::AABBTree_Ray) and one flagged "no hull collision"
     // no box (AABBTree_SweepAABB, AABBTree_IntersectAABB).
     const auto dispinfo = map.dispinfo();
-    const auto faces = map.faces();
+    // The faces the model's surfaces name: HDR-only console maps keep theirs in faces_hdr.
+    const auto faces = map.world_faces();
     if (!dispinfo.empty()) {
         model::BuildOptions options;
         options.lightmaps = options.textures = false;
