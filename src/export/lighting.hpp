@@ -55,9 +55,12 @@ struct Barycentric {
     bool inside() const noexcept { return !(b0 < kBakeEdge || b1 < kBakeEdge || b2 < kBakeEdge); }
 };
 
-inline Barycentric barycentric(const double (&px)[3], const double (&py)[3], double det, double cx, double cy) {
-    const double b1 = ((cx - px[0]) * (py[2] - py[0]) - (px[2] - px[0]) * (cy - py[0])) / det;
-    const double b2 = ((px[1] - px[0]) * (cy - py[0]) - (cx - px[0]) * (py[1] - py[0])) / det;
+/// `inv_det` is 1 / det, worked out once per triangle: two divisions a texel
+/// were a good part of the bake (a product by the reciprocal is within an ulp
+/// of the quotient, far inside kBakeEdge).
+inline Barycentric barycentric(const double (&px)[3], const double (&py)[3], double inv_det, double cx, double cy) {
+    const double b1 = ((cx - px[0]) * (py[2] - py[0]) - (px[2] - px[0]) * (cy - py[0])) * inv_det;
+    const double b2 = ((px[1] - px[0]) * (cy - py[0]) - (cx - px[0]) * (py[1] - py[0])) * inv_det;
     return {1 - b1 - b2, b1, b2};
 }
 

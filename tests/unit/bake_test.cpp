@@ -75,7 +75,7 @@ TEST(BakeRowSpans, KeepEveryCoveredTexel) {
             ASSERT_TRUE(xa > xb || (xa >= x0 && xb <= x1)) << "the span leaves the box, triangle " << n;
             size_t in_row = 0;
             for (int x = x0; x <= x1; ++x) {
-                if (!barycentric(t.px, t.py, det, x + 0.5, y + 0.5).inside()) continue;
+                if (!barycentric(t.px, t.py, 1.0 / det, x + 0.5, y + 0.5).inside()) continue;
                 ++in_row;
                 ASSERT_TRUE(x >= xa && x <= xb)
                     << "triangle " << n << " (kind " << kind << ") row " << y << ": covered texel " << x
