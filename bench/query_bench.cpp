@@ -5,7 +5,11 @@
 // exported world triangles with Embree 3 in the same run as the anchor (when
 // the bench was built with Embree), printed as ratios. Without Embree the
 // anchor is a brute-force-free floor: a plain read of the file (ratio_to_read).
+// Then the command line's `bspkit trace MAP --rays FILE` (text in, JSON lines
+// out, every core) on the same rays, a whole process beside `cat` of the rays
+// file, and beside the library's batch in this process.
 #include "bench_support.hpp"
+#include "process_runs.hpp"
 
 #include <bspkit/bsp.hpp>
 #include <bspkit/model.hpp>
@@ -14,6 +18,9 @@
 #include <chrono>
 #include <ctime>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 #include <random>
 #include <string>
 #include <string_view>
@@ -185,6 +192,25 @@ void run(const std::string& relpath) {
 #else
     std::printf("  (built without Embree: no anchor)\n");
 #endif
+    // The same rays through the command line.
+    namespace fs = std::filesystem;
+    const fs::path rays_file = fs::temp_directory_path() / ("bspkit_query_bench_" + std::to_string(::getpid()) + ".txt");
+    {
+        std::ofstream out(rays_file);
+        out.precision(9);
+        for (const auto& r : rays)
+            out << r.start.x << ',' << r.start.y << ',' << r.start.z << ' ' << r.end.x << ',' << r.end.y << ',' << r.end.z
+                << '\n';
+    }
+    const auto accept = [](int code, const std::vector<std::string>&) { return code == 0; };
+    const bench::ProcessPair cli = bench::compare_processes({"/bin/cat", rays_file.string()},
+                                                            {BSPKIT_CLI_PATH, "trace", path.string(), "--rays", rays_file.string()},
+                                                            5, "query_bench", accept);
+    fs::remove(rays_file);
+    std::printf("%-42s trace --rays (CLI, whole process): %.1f ms, %.2f M rays/s; ratio to cat of the rays file %.1f, to the "
+                "library's batch %.1f\n",
+                "", cli.subject_ms, per_second(rays.size(), cli.subject_ms * 1e-3) / 1e6, cli.subject_ms / cli.floor_ms,
+                cli.subject_ms / (batch_s * 1e3));
 }
 
 }  // namespace

