@@ -345,8 +345,9 @@ TEST(CorpusLzma, DamagedStreamsGiveOneLineInEveryVerb) {
             const std::string said = args[0] == "check" ? r.out : r.err;
             EXPECT_NE(said.find("corrupt LZMA data"), std::string::npos) << rel << " " << args[0] << ": " << said;
             EXPECT_NE(said.find(": lump "), std::string::npos) << rel << " " << args[0] << ": " << said;
-            if (args[0] != "check")
+            if (args[0] != "check") {
                 EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << rel << " " << args[0] << ": " << r.err;
+            }
         }
     }
 }

@@ -58,7 +58,9 @@ TEST(Cli, JsonTakesNamesThatAreNotUtf8) {
             EXPECT_TRUE(r.exit_code == 0 || (args[0] == "check" && r.exit_code == 1)) << args[0] << ": " << r.err;
             nlohmann::json j;
             ASSERT_NO_THROW(j = nlohmann::json::parse(r.out)) << args[0] << ": " << r.out << r.err;
-            if (j.is_object() && j.contains("file")) EXPECT_EQ(j["file"], bytes_to_utf8(path)) << args[0];
+            if (j.is_object() && j.contains("file")) {
+                EXPECT_EQ(j["file"], bytes_to_utf8(path)) << args[0];
+            }
         }
     }
 }
