@@ -166,7 +166,12 @@ public:
         std::filesystem::path dir = path_.parent_path();
         if (dir.empty()) dir = ".";
         std::random_device rd;
-        temp_ = dir / ("." + path_.filename().string() + ".tmp" + std::to_string(rd() % 1000000));
+        // Appended piece by piece: "." + a temporary string sets off GCC 12's -Wrestrict (a false positive).
+        std::string name = ".";
+        name += path_.filename().string();
+        name += ".tmp";
+        name += std::to_string(rd() % 1000000);
+        temp_ = dir / name;
         fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd_ < 0) throw Error({path_.string(), "", -1}, std::string("cannot create temporary file: ") + std::strerror(errno));
     }
