@@ -95,7 +95,8 @@ void append_vec3(std::string& out, Vec3 v) {
 /// One trace's JSON object on one line, appended to `out`: the keys in the
 /// order nlohmann::json keeps them (sorted), so `trace --json`, `visible
 /// --json` (which parse it) and `trace --rays` (which writes it as it is,
-/// without building a json value per ray: seven times faster) agree.
+/// without building a json value per ray; with from_chars, the command ran
+/// three times faster on 200000 rays) agree.
 void append_trace_json(std::string& out, Vec3 from, Vec3 to, const query::TraceResult& r) {
     const bool hit = r.fraction < 1;
     const auto flag = [&](const char* key, bool value) {
