@@ -121,6 +121,33 @@ inline Bytes make_wal(std::string_view name, uint32_t w, uint32_t h) {
     return out;
 }
 
+/// A Quake / Quake 2 PACK archive (qfiles.h dpackheader_t, dpackfile_t): the
+/// files' bytes after the 12-byte header, then the directory of 64-byte
+/// entries (56-byte name, filepos, filelen), in the order given.
+struct PackEntry {
+    std::string name;
+    Bytes data;
+};
+inline Bytes make_pack(const std::vector<PackEntry>& entries) {
+    Bytes out;
+    out.insert(out.end(), {'P', 'A', 'C', 'K'});
+    append<int32_t>(out, 0);  // dirofs, set below
+    append<int32_t>(out, int32_t(entries.size() * 64));
+    std::vector<int32_t> pos;
+    for (const PackEntry& e : entries) {
+        pos.push_back(int32_t(out.size()));
+        out.insert(out.end(), e.data.begin(), e.data.end());
+    }
+    const auto dirofs = int32_t(out.size());
+    std::memcpy(out.data() + 4, &dirofs, 4);
+    for (size_t k = 0; k < entries.size(); ++k) {
+        put_name(out, entries[k].name, 56);
+        append<int32_t>(out, pos[k]);
+        append<int32_t>(out, int32_t(entries[k].data.size()));
+    }
+    return out;
+}
+
 /// A PCX with a 1 x 1 image and a trailing 256-colour palette.
 inline Bytes make_pcx(const std::array<uint8_t, 768>& palette) {
     Bytes out(128, 0);

@@ -141,6 +141,98 @@ TEST(Textures, Quake2WalWithColormapPaletteRenormalisesUvs) {
     }
 }
 
+// Quake 2 keeps its textures and palette in baseq2/pak0.pak: found there as the
+// engine finds them (FS_FOPenFile: loose files first, then pak9.pak ... pak0.pak,
+// a later pack over an earlier one; names case-insensitive; of two entries of one
+// name in a pack, the later).
+TEST(Textures, Quake2WalAndPaletteInPackFiles) {
+    const std::string dir = temp_dir("q2pak");
+    const auto palette = ramp_palette();
+    write_bytes(fs::path(dir) / "pak0.pak",
+                make_pack({{"pics/colormap.pcx", make_pcx(palette)},
+                           {"textures/e1u1/floor1_1.wal", make_wal("e1u1/floor1_1", 16, 16)},
+                           {"TEXTURES/E1U1/FLOOR1_1.WAL", make_wal("e1u1/floor1_1", 32, 16)}}));
+    const Bsp bsp = Bsp::parse(testmaps::Quake2Map().build(), "q2.bsp");
+    const auto resolve_with = [&](const std::string& game_dir) {
+        model::Map map = model::build(bsp);
+        textures::SearchPath path;
+        path.game_dirs = {game_dir};
+        const auto r = textures::resolve(map, bsp, path);
+        EXPECT_EQ(r.found, 1u) << (r.missing.empty() ? "" : r.missing[0].problem);
+        EXPECT_TRUE(r.diagnostics.empty()) << r.diagnostics[0].message;
+        if (map.materials[0].texture < 0) return std::array<uint32_t, 2>{0, 0};
+        const auto& t = map.textures[size_t(map.materials[0].texture)];
+        EXPECT_EQ(pixel(t, 7, 3), ramp(test_index(7, 3)));  // the palette from the pack
+        return std::array<uint32_t, 2>{t.width, t.height};
+    };
+    EXPECT_EQ(resolve_with(dir), (std::array<uint32_t, 2>{32, 16}));  // the later entry of the two
+    write_bytes(fs::path(dir) / "pak1.pak", make_pack({{"textures/e1u1/floor1_1.wal", make_wal("e1u1/floor1_1", 64, 32)}}));
+    EXPECT_EQ(resolve_with(dir), (std::array<uint32_t, 2>{64, 32}));  // pak1 over pak0
+    write_bytes(fs::path(dir) / "textures/e1u1/floor1_1.wal", make_wal("e1u1/floor1_1", 8, 8));
+    EXPECT_EQ(resolve_with(dir), (std::array<uint32_t, 2>{8, 8}));  // a loose file over both
+}
+
+// A damaged PACK file is an Error naming the file and offset (Pak::open), and in a
+// game folder a warning: the folder's other packs are still searched.
+TEST(Textures, HostilePackFilesAreErrorsNotCrashes) {
+    const std::string dir = temp_dir("q2badpak");
+    const Bytes good = make_pack({{"textures/e1u1/floor1_1.wal", make_wal("e1u1/floor1_1", 16, 16)}});
+    const auto with_int = [&](size_t at, int32_t v) {
+        Bytes b = good;
+        std::memcpy(b.data() + at, &v, 4);
+        return b;
+    };
+    const size_t dir_at = size_t(good.size() - 64);  // the one directory entry
+    struct Case {
+        const char* what;
+        Bytes bytes;
+        const char* says;
+    };
+    const std::vector<Case> cases = {
+        {"short", Bytes(good.begin(), good.begin() + 8), "runs past the end"},
+        {"ident", with_int(0, 0x4b434150 ^ 0x20), "not a PACK archive"},
+        {"dirofs past the end", with_int(4, int32_t(good.size())), "does not fit"},
+        {"negative dirofs", with_int(4, -64), "does not fit"},
+        {"dirlen not of whole entries", with_int(8, 63), "does not fit"},
+        {"huge dirlen", with_int(8, 0x7fffffc0), "does not fit"},
+        {"entry past the end", with_int(dir_at + 60, int32_t(good.size())), "run past the end"},
+        {"negative filepos", with_int(dir_at + 56, -1), "run past the end"},
+        {"entry ending past the end", with_int(dir_at + 56, int32_t(good.size() - 4)), "run past the end"},
+    };
+    for (const Case& c : cases) {
+        const fs::path file = fs::path(dir) / "bad.pak";
+        write_bytes(file, c.bytes);
+        try {
+            (void)textures::Pak::open(file);
+            ADD_FAILURE() << c.what << ": opened";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << c.what << ": " << e.what();
+            EXPECT_NE(std::string(e.what()).find("bad.pak"), std::string::npos) << c.what << ": " << e.what();
+        }
+    }
+    // A name filling all 56 bytes (no NUL) is read as its 56 characters.
+    const std::string long_name = "textures/" + std::string(47, 'x');
+    const fs::path file = fs::path(dir) / "long.pak";
+    write_bytes(file, make_pack({{long_name, Bytes{1, 2, 3}}}));
+    EXPECT_EQ(textures::Pak::open(file).read(long_name), (Bytes{1, 2, 3}));
+
+    // In a game folder: pak1.pak is damaged, pak0.pak still gives the texture, and a warning says why.
+    const std::string game = temp_dir("q2badpakgame");
+    write_bytes(fs::path(game) / "pak0.pak",
+                make_pack({{"pics/colormap.pcx", make_pcx(ramp_palette())},
+                           {"textures/e1u1/floor1_1.wal", make_wal("e1u1/floor1_1", 16, 16)}}));
+    write_bytes(fs::path(game) / "pak1.pak", with_int(8, 63));
+    const Bsp bsp = Bsp::parse(testmaps::Quake2Map().build(), "q2.bsp");
+    model::Map map = model::build(bsp);
+    textures::SearchPath path;
+    path.game_dirs = {game};
+    const auto r = textures::resolve(map, bsp, path);
+    EXPECT_EQ(r.found, 1u);
+    ASSERT_EQ(r.diagnostics.size(), 1u);
+    EXPECT_NE(r.diagnostics[0].message.find("pak1.pak"), std::string::npos) << r.diagnostics[0].message;
+    EXPECT_NE(r.diagnostics[0].message.find("archive not searched"), std::string::npos) << r.diagnostics[0].message;
+}
+
 TEST(Textures, Quake2WalWithoutPaletteIsAProblemNotACrash) {
     const std::string dir = temp_dir("q2nopal");
     write_bytes(fs::path(dir) / "textures/e1u1/floor1_1.wal", make_wal("e1u1/floor1_1", 16, 16));
