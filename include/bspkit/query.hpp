@@ -11,7 +11,8 @@
 // How each family traces (facts from the engines' collision code, our own code):
 //   - Quake 1, BSP2, GoldSrc: SV_RecursiveHullCheck through hull 0 (nodes and
 //     leafs) or the clipnode hulls 1-3; a box picks a hull as SV_HullForEntity
-//     does and is offset by hull mins - box mins. DIST_EPSILON 1/32.
+//     (GoldSrc: SV_HullForBsp) does and is offset by hull mins - box mins
+//     (GoldSrc's hull 0: no offset). DIST_EPSILON 1/32.
 //     Maps without clipnodes but with BSPX BRUSHLIST (ericw-tools
 //     -wrbrushes) trace hulls 1-3 through those brushes (HullInfo::brushlist),
 //     as FTE does; without either, a box / hull trace throws Error.

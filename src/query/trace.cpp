@@ -777,7 +777,10 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             box.maxs = c.hulls[size_t(hull)].maxs;
             return brush_trace(w, start_v, end_v, box, true);
         }
-        if (o.hull < 0 && hull > 0) offset = c.hulls[size_t(hull)].mins - o.mins;
+        // Quake moves every box by hull mins - box mins, hull 0's (zero) too, so a
+        // box under 3 units traces its mins corner; GoldSrc gives hull 0 no offset
+        // (its VectorCopy of hull 0's zero clip_mins).
+        if (o.hull < 0 && (hull > 0 || !c.goldsrc_hulls)) offset = c.hulls[size_t(hull)].mins - o.mins;
         const Tree& t = c.trees[hull == 0 ? 0 : 1];
         const PackedTree& packed = w.packed[hull == 0 ? 0 : 1];
         bool first = true;

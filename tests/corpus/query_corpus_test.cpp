@@ -337,6 +337,68 @@ TEST_P(QueryCorpus, LineTracesMatchTheMesh) {
     EXPECT_GE(double(agree), 0.99 * double(both)) << f.relpath;
 }
 
+// A box traced on a Quake 1 family map goes through the clip hull the engine
+// picks for its size (SV_HullForEntity: Quake size_x < 3 hull 0, <= 32 hull 1,
+// else 2; GoldSrc's SV_HullForBsp size_x <= 8 hull 0, <= 36 hull 3 when
+// size_z <= 36 else 1, else 2), at the point moved by the engine's offset:
+// hull mins - box mins, and in GoldSrc for hull 0 none (its VectorCopy of hull
+// 0's zero clip_mins). So each box's trace is that hull's trace from start -
+// offset to end - offset, its end moved back by the offset.
+TEST_P(QueryCorpus, BoxesPickTheEnginesHullAndOffset) {
+    const CorpusFile& f = GetParam();
+    const Bsp bsp = Bsp::open(f.path);
+    if (bsp.format() != Format::quake1 && bsp.format() != Format::goldsrc && bsp.format() != Format::bsp2) return;
+    const World world = World::prepare(bsp);
+    if (world.hulls().size() < 3 || !world.hulls()[1].available || world.hulls()[1].brushlist) return;
+    const bool goldsrc = bsp.format() == Format::goldsrc;
+    struct BoxCase {
+        Vec3 mins, maxs;
+        int hull;
+    };
+    const std::vector<BoxCase> cases =
+        goldsrc ? std::vector<BoxCase>{{{-4, -4, -4}, {4, 4, 4}, 0},
+                                       {{-16, -16, -36}, {16, 16, 36}, 1},
+                                       {{-10, -10, -40}, {10, 10, 10}, 1},
+                                       {{-20, -20, -20}, {20, 20, 20}, 2},
+                                       {{-16, -16, -18}, {16, 16, 18}, 3},
+                                       {{-12, -12, 0}, {12, 12, 30}, 3}}
+                : std::vector<BoxCase>{{{-1, -1, -1}, {1, 1, 1}, 0},
+                                       {{-1, -1, 0}, {0, 0, 2}, 0},
+                                       {{-16, -16, -24}, {16, 16, 32}, 1},
+                                       {{-10, -10, -10}, {10, 10, 50}, 1},
+                                       {{-32, -32, -24}, {32, 32, 64}, 2},
+                                       {{-20, -20, -20}, {20, 20, 20}, 2}};
+    const Mesh mesh = world_mesh(bsp);
+    std::mt19937 rng(31);
+    std::uniform_real_distribution<float> dir(-1, 1);
+    size_t compared = 0, moved = 0;
+    for (const BoxCase& b : cases) {
+        if (!world.hulls()[size_t(b.hull)].available) continue;
+        query::TraceOptions box;
+        box.mins = b.mins;
+        box.maxs = b.maxs;
+        query::TraceOptions hull;
+        hull.hull = b.hull;
+        const Vec3 offset = goldsrc && b.hull == 0 ? Vec3{} : world.hulls()[size_t(b.hull)].mins - b.mins;
+        for (int i = 0; i < 40; ++i) {
+            const Vec3 a = start_near_surface(mesh, rng, 24.0f);
+            const Vec3 e = a + Vec3{dir(rng), dir(rng), dir(rng)} * 512.0f;
+            const auto got = world.trace(a, e, box);
+            const auto want = world.trace(a - offset, e - offset, hull);
+            ++compared;
+            moved += want.fraction < 1;
+            EXPECT_EQ(got.fraction, want.fraction) << f.relpath << " box " << b.hull << " ray " << i;
+            EXPECT_EQ(got.startsolid, want.startsolid) << f.relpath << " box " << b.hull << " ray " << i;
+            EXPECT_EQ(got.allsolid, want.allsolid) << f.relpath << " box " << b.hull << " ray " << i;
+            EXPECT_EQ(got.normal, want.normal) << f.relpath << " box " << b.hull << " ray " << i;
+            EXPECT_LE(model::length(got.end - (want.end + offset)), 1e-3) << f.relpath << " box " << b.hull << " ray " << i;
+        }
+    }
+    std::printf("%s: %zu box traces compared with their hulls' (%zu hit)\n", f.relpath.c_str(), compared, moved);
+    EXPECT_GT(compared, 0u) << f.relpath;
+    EXPECT_GT(moved, 0u) << f.relpath;  // some of them hit something
+}
+
 TEST_P(QueryCorpus, BoxTracesNeverEndInSolid) {
     const CorpusFile& f = GetParam();
     const Bsp bsp = Bsp::open(f.path);
