@@ -5,6 +5,8 @@
 // counts match the model with every face index in range. A format whose
 // geometry builder throws FAILS here (it does not skip).
 #include <bspkit/bsp.hpp>
+#include <bspkit/entities.hpp>
+#include <bspkit/glob.hpp>
 #include <bspkit/export.hpp>
 #include <bspkit/model.hpp>
 
@@ -239,6 +241,40 @@ TEST_P(ExportCorpus, DamagedCopiesExportOrFailCleanly) {
 
 // A damaged map can warn once per face: stderr lists the first ten of a lump
 // and counts the rest on one line; --verbose and --json list them all.
+// `export --skip` takes comma-separated classname globs (case-insensitive, empty
+// items ignored): the brush models of the entities they match are left out,
+// and --json counts them.
+TEST(ExportCorpusSkip, SkipListLeavesOutTheMatchingEntitiesBrushModels) {
+    const CorpusFile& file = corpus_file("q1_v29/hl_crossfire_bsp29.bsp");
+    const Bsp bsp = Bsp::open(file.path);
+    const EntityLump lump = EntityLump::parse(bsp.decoded(0));
+    const auto matching = [&](std::initializer_list<const char*> patterns) {
+        size_t n = 0;
+        for (const Entity& e : lump.entities) {
+            const std::string_view model = e.get("model");
+            if (model.size() < 2 || model[0] != '*') continue;
+            for (const char* p : patterns)
+                if (glob_match(p, e.get("classname"), true)) {
+                    ++n;
+                    break;
+                }
+        }
+        return n;
+    };
+    const fs::path out = fs::path(temp_dir("export_skip")) / "map.glb";
+    const auto skipped = [&](const std::string& list) {
+        const RunResult r = run_cli({"export", file.path.string(), "--skip", list, "-o", out.string(), "--json"});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return r.exit_code == 0 ? nlohmann::json::parse(r.out)["skipped_models"].get<size_t>() : size_t(0);
+    };
+    const size_t doors = matching({"func_door*"}), both = matching({"func_door*", "func_button"});
+    EXPECT_GT(doors, 0u);
+    EXPECT_GT(both, doors);
+    EXPECT_EQ(skipped("func_door*"), doors);
+    EXPECT_EQ(skipped(",FUNC_DOOR*,,func_button,"), both);
+    EXPECT_EQ(skipped(",,"), 0u);
+}
+
 TEST(ExportCorpusWarnings, ManyWarningsOfOneLumpAreCounted) {
     const CorpusFile& file = corpus_file("q1_v29/pd_change_dest.bsp");
     Bytes bytes = read_corpus(file);
