@@ -600,10 +600,21 @@ private:
         }
     }
 
+    /// A .map dialect holds no displacements: their sides are written flat, and
+    /// a note says how many were dropped (the user asked for another format,
+    /// not for less of the map).
     void strip_vmf_only() {
+        size_t dropped = 0;
         for (auto& e : r_.map.entities)
             for (auto& b : e.brushes)
-                for (auto& s : b.sides) s.displacement.reset();
+                for (auto& s : b.sides) {
+                    dropped += s.displacement.has_value();
+                    s.displacement.reset();
+                }
+        if (dropped)
+            r_.notes.push_back(std::to_string(dropped) + " displacement" + (dropped == 1 ? "" : "s") + " not written: the " +
+                               std::string(mapfile::dialect_name(r_.map.dialect)) +
+                               " format has none, so their faces are written flat (--format vmf keeps them)");
     }
 };
 

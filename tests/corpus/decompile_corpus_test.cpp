@@ -593,6 +593,25 @@ TEST(DecompileCli, WritesTheFileAndReportsBadInput) {
 // Hammer's displacement attributes come back as the VMF dispinfo "flags" that
 // vbsp stored in minTess: none on the corpus map (its minTess holds the high
 // bit alone), and the set bits on a copy with "no hull" and "no ray collision".
+// A Source map written as a .map dialect loses its displacements (the format
+// has none): a note says how many, instead of a silent "0 displacements".
+TEST(DecompileSource, DisplacementsDroppedByAMapDialectAreNoted) {
+    const CorpusFile& file = corpus_file("src_v19/sdk_vehicles_v19.bsp");
+    const Bsp bsp = Bsp::open(file.path);
+    const decompile::Result vmf = decompile::decompile(bsp);
+    ASSERT_GT(vmf.stats.displacements, 0u);
+    for (const std::string& n : vmf.notes) EXPECT_EQ(n.find("displacement"), std::string::npos) << n;
+    decompile::Options options;
+    options.dialect = mapfile::Dialect::valve220;
+    const decompile::Result map = decompile::decompile(bsp, options);
+    EXPECT_EQ(map.stats.displacements, 0u);
+    EXPECT_EQ(map.stats.brushes, vmf.stats.brushes);
+    const std::string want = std::to_string(vmf.stats.displacements) + " displacements not written: the valve220 format";
+    EXPECT_TRUE(std::any_of(map.notes.begin(), map.notes.end(),
+                            [&](const std::string& n) { return n.find(want) != std::string::npos; }))
+        << want;
+}
+
 TEST(DecompileSource, DisplacementFlagsComeBackFromMinTess) {
     const CorpusFile& file = corpus_file("src_v20/tf2_test_displacement_decompile.bsp");
     const auto flags_of = [](const Bsp& bsp) {
