@@ -41,7 +41,18 @@ bool parse_floats(std::string_view text, std::span<float> out) {
         if (n == out.size()) return false;
         const size_t first = i + (text[i] == '+' && end - i > 1 && text[i + 1] != '-' && text[i + 1] != '+');
         float v = 0;
-        const auto [ptr, ec] = std::from_chars(text.data() + first, text.data() + end, v);
+        auto [ptr, ec] = std::from_chars(text.data() + first, text.data() + end, v);
+        if (ec == std::errc::result_out_of_range) {
+            // Too small for a float (1e-300) reads as its nearest float, zero, as a
+            // stream read it; too large (1e50) stays an error.
+            double d = 0;
+            const auto r = std::from_chars(text.data() + first, text.data() + end, d);
+            if (r.ec == std::errc() && std::fabs(d) < 1) {
+                v = float(d);
+                ptr = r.ptr;
+                ec = std::errc();
+            }
+        }
         if (ec != std::errc() || ptr != text.data() + end || !std::isfinite(v)) return false;
         out[n++] = v;
         i = end;

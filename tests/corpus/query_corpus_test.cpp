@@ -913,6 +913,38 @@ TEST(QueryCli, VisibleAnswersAsTheLibrary) {
     EXPECT_NE(broken.err.find("lump "), std::string::npos) << broken.err;
 }
 
+// The numbers of a --rays line: commas and white space between them, a sign
+// (+ too), a point, an exponent; a value too small for a float reads as zero,
+// as a stream read it. Anything else (not finite, too large, hexadecimal, five
+// or seven numbers, trailing letters) is a usage error naming the line.
+TEST(QueryCli, RayLinesTakeDecimalNumbersAndNameTheLineOtherwise) {
+    const CorpusFile& f = corpus_file("q1_v29/q1_mp_lobby.bsp");
+    const std::string dir = temp_dir("query_ray_lines");
+    const auto run = [&](const std::string& text) {
+        std::ofstream(dir + "/rays.txt") << text;
+        return run_cli({"trace", f.path.string(), "--rays", dir + "/rays.txt"});
+    };
+    const auto good = run("# a comment\n\n+1,2,3 4,5,6\n1 2 3\t4 5 6\r\n1e-300,,2,3, 4.,.5,-6e0\n");
+    ASSERT_EQ(good.exit_code, 0) << good.err;
+    std::vector<nlohmann::json> lines;
+    std::istringstream in(good.out);
+    for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+    ASSERT_EQ(lines.size(), 3u);
+    EXPECT_EQ(lines[0]["from"], nlohmann::json::array({1.0, 2.0, 3.0}));
+    EXPECT_EQ(lines[1]["to"], nlohmann::json::array({4.0, 5.0, 6.0}));
+    EXPECT_EQ(lines[2]["from"], nlohmann::json::array({0.0, 2.0, 3.0}));
+    EXPECT_EQ(lines[2]["to"], nlohmann::json::array({4.0, 0.5, -6.0}));
+    for (const char* bad : {"nan,2,3 4,5,6", "inf,2,3 4,5,6", "1e50,2,3 4,5,6", "0x10,2,3 4,5,6", "1,2,3 4,5",
+                            "1,2,3 4,5,6,7", "1,2,3 4,5,6abc", "+-1,2,3 4,5,6", "+,2,3 4,5,6"}) {
+        const auto r = run(std::string("1,2,3 4,5,6\n") + bad + "\n");
+        EXPECT_EQ(r.exit_code, 2) << bad;
+        EXPECT_EQ(r.out, "") << bad;  // nothing traced: the file is read first
+        EXPECT_NE(r.err.find("line 2: a ray needs 6 comma-separated numbers, got '" + std::string(bad) + "'"),
+                  std::string::npos)
+            << r.err;
+    }
+}
+
 TEST(QueryCli, RaysWithAHullTheMapLacksFailOnce) {
     const CorpusFile& f = corpus_file("q1_v29/pd_change_dest.bsp");
     const Bsp bsp = Bsp::open(f.path);
