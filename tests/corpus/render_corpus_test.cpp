@@ -462,3 +462,44 @@ TEST(RenderCorpusSky, Quake3CloudLayersBlendAsTheirStagesSay) {
     EXPECT_GT(sky, 500u);
     EXPECT_EQ(wrong, 0u) << "of " << sky;
 }
+
+/// The other blend factors of a cloud layer (RB_StageIteratorSky blends each
+/// stage as its blendFunc says): the second stage filtering the first
+/// (GL_DST_COLOR GL_ZERO: src x dst / 255) and adding its inverse-weighted
+/// colour (GL_ONE_MINUS_DST_COLOR GL_ONE: src x (1 - dst / 255) + dst), each
+/// sky pixel rounded as the frame rounds (+ 0.5, truncated).
+TEST(RenderCorpusSky, Quake3CloudLayersBlendWithTheOtherFactors) {
+    struct Case {
+        const char* blendfunc;
+        std::array<uint8_t, 3> want;  // low (60, 40, 20), high (30, 50, 70)
+    };
+    for (const Case& c : {Case{"filter", {7, 8, 5}}, Case{"GL_DST_COLOR GL_ZERO", {7, 8, 5}},
+                          Case{"GL_ONE_MINUS_DST_COLOR GL_ONE", {83, 82, 85}}}) {
+        const std::string dir = temp_dir("render-clouds-blend");
+        const std::string shader = std::string("textures/common/sky_space { surfaceparm sky skyparms full 512 - "
+                                               "{ map textures/t/low.tga } { map textures/t/high.tga blendfunc ") +
+                                   c.blendfunc + " } }\n";
+        write_bytes(std::filesystem::path(dir) / "pak0.pk3",
+                    make_zip({{"scripts/t.shader", Bytes(shader.begin(), shader.end()), true},
+                              {"textures/t/low.tga", solid_tga({60, 40, 20}), false},
+                              {"textures/t/high.tga", solid_tga({30, 50, 70}), true}}));
+        const Bsp bsp = Bsp::open(corpus_file("q3_v46/oa_ctf2.bsp").path);
+        model::Map map = model::build(bsp);
+        (void)resolve_with_sky(map, bsp, dir);
+        ASSERT_TRUE(map.sky_clouds.has_value()) << c.blendfunc;
+        ASSERT_EQ(map.sky_clouds->layers.size(), 2u) << c.blendfunc;
+        const std::vector<bool> sky_face = sky_faces(map);
+        const render::Scene scene = render::Scene::prepare(map, bsp);
+        const auto spawn = render::spawn_camera(scene);
+        ASSERT_TRUE(spawn.has_value());
+        const render::Frame f = render::render(scene, *spawn, small_frame());
+        size_t sky = 0, wrong = 0;
+        for (size_t i = 0; i < f.face.size(); ++i) {
+            if (f.face[i] < 0 || size_t(f.face[i]) >= sky_face.size() || !sky_face[size_t(f.face[i])]) continue;
+            ++sky;
+            wrong += std::array<uint8_t, 3>{f.rgba[i * 4], f.rgba[i * 4 + 1], f.rgba[i * 4 + 2]} != c.want;
+        }
+        EXPECT_GT(sky, 500u) << c.blendfunc;
+        EXPECT_EQ(wrong, 0u) << c.blendfunc << ": of " << sky;
+    }
+}
