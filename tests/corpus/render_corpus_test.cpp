@@ -428,39 +428,61 @@ TEST(RenderCorpusSky, SkyBoxFaceAlongEachPixelsViewDirection) {
     EXPECT_GE(faces_seen.size(), 4u);
 }
 
-/// Quake 3 cloud layers (model::SkyClouds): oa_ctf2's sky shader given, in a
-/// made pk3, a far box no archive holds and two one-colour stages, the
-/// second added over the first. Every sky pixel of the spawn view must be
-/// their sum (the box hidden under the opaque first layer).
-TEST(RenderCorpusSky, Quake3CloudLayersBlendAsTheirStagesSay) {
+namespace {
+
+/// oa_ctf2's spawn view, its sky shader given in a made pk3 a far box no
+/// archive holds and `stages` over two one-colour images, textures/t/low.tga
+/// (60, 40, 20) and textures/t/high.tga (30, 50, 70): how many pixels show
+/// the sky and how many of them are not `want`.
+struct CloudSky {
+    size_t sky = 0, wrong = 0;
+    bool box_missing = false;
+    std::string drawn;  ///< render::Scene::sky()
+};
+CloudSky render_cloud_sky(const std::string& stages, std::array<uint8_t, 3> want) {
+    CloudSky out;
     const std::string dir = temp_dir("render-clouds");
-    const std::string shader =
-        "textures/common/sky_space { surfaceparm sky skyparms full 512 - "
-        "{ map textures/t/low.tga tcmod scale 3 2 } { map textures/t/high.tga blendfunc add } }\n";
+    const std::string shader = "textures/common/sky_space { surfaceparm sky skyparms full 512 - " + stages + " }\n";
     write_bytes(std::filesystem::path(dir) / "pak0.pk3",
                 make_zip({{"scripts/t.shader", Bytes(shader.begin(), shader.end()), true},
                           {"textures/t/low.tga", solid_tga({60, 40, 20}), false},
                           {"textures/t/high.tga", solid_tga({30, 50, 70}), true}}));
     const Bsp bsp = Bsp::open(corpus_file("q3_v46/oa_ctf2.bsp").path);
     model::Map map = model::build(bsp);
-    const textures::Resolved r = resolve_with_sky(map, bsp, dir);
-    EXPECT_FALSE(r.sky_box_missing.has_value());
-    ASSERT_TRUE(map.sky_clouds.has_value());
-    ASSERT_EQ(map.sky_clouds->layers.size(), 2u);
+    out.box_missing = resolve_with_sky(map, bsp, dir).sky_box_missing.has_value();
+    if (!map.sky_clouds || map.sky_clouds->layers.size() != 2) {
+        ADD_FAILURE() << stages << ": not two cloud layers";
+        return out;
+    }
     const std::vector<bool> sky_face = sky_faces(map);
     const render::Scene scene = render::Scene::prepare(map, bsp);
-    EXPECT_EQ(scene.sky(), "clouds");
+    out.drawn = scene.sky();
     const auto spawn = render::spawn_camera(scene);
-    ASSERT_TRUE(spawn.has_value());
+    if (!spawn) {
+        ADD_FAILURE() << "oa_ctf2 has no spawn view";
+        return out;
+    }
     const render::Frame f = render::render(scene, *spawn, small_frame());
-    size_t sky = 0, wrong = 0;
     for (size_t i = 0; i < f.face.size(); ++i) {
         if (f.face[i] < 0 || size_t(f.face[i]) >= sky_face.size() || !sky_face[size_t(f.face[i])]) continue;
-        ++sky;
-        wrong += std::array<uint8_t, 3>{f.rgba[i * 4], f.rgba[i * 4 + 1], f.rgba[i * 4 + 2]} != std::array<uint8_t, 3>{90, 90, 90};
+        ++out.sky;
+        out.wrong += std::array<uint8_t, 3>{f.rgba[i * 4], f.rgba[i * 4 + 1], f.rgba[i * 4 + 2]} != want;
     }
-    EXPECT_GT(sky, 500u);
-    EXPECT_EQ(wrong, 0u) << "of " << sky;
+    return out;
+}
+
+}  // namespace
+
+/// Quake 3 cloud layers (model::SkyClouds): two one-colour stages, the second
+/// added over the first. Every sky pixel of the spawn view must be their sum
+/// (the box hidden under the opaque first layer).
+TEST(RenderCorpusSky, Quake3CloudLayersBlendAsTheirStagesSay) {
+    const CloudSky s = render_cloud_sky(
+        "{ map textures/t/low.tga tcmod scale 3 2 } { map textures/t/high.tga blendfunc add }", {90, 90, 90});
+    EXPECT_FALSE(s.box_missing);
+    EXPECT_EQ(s.drawn, "clouds");
+    EXPECT_GT(s.sky, 500u);
+    EXPECT_EQ(s.wrong, 0u) << "of " << s.sky;
 }
 
 /// The other blend factors of a cloud layer (RB_StageIteratorSky blends each
@@ -475,31 +497,9 @@ TEST(RenderCorpusSky, Quake3CloudLayersBlendWithTheOtherFactors) {
     };
     for (const Case& c : {Case{"filter", {7, 8, 5}}, Case{"GL_DST_COLOR GL_ZERO", {7, 8, 5}},
                           Case{"GL_ONE_MINUS_DST_COLOR GL_ONE", {83, 82, 85}}}) {
-        const std::string dir = temp_dir("render-clouds-blend");
-        const std::string shader = std::string("textures/common/sky_space { surfaceparm sky skyparms full 512 - "
-                                               "{ map textures/t/low.tga } { map textures/t/high.tga blendfunc ") +
-                                   c.blendfunc + " } }\n";
-        write_bytes(std::filesystem::path(dir) / "pak0.pk3",
-                    make_zip({{"scripts/t.shader", Bytes(shader.begin(), shader.end()), true},
-                              {"textures/t/low.tga", solid_tga({60, 40, 20}), false},
-                              {"textures/t/high.tga", solid_tga({30, 50, 70}), true}}));
-        const Bsp bsp = Bsp::open(corpus_file("q3_v46/oa_ctf2.bsp").path);
-        model::Map map = model::build(bsp);
-        (void)resolve_with_sky(map, bsp, dir);
-        ASSERT_TRUE(map.sky_clouds.has_value()) << c.blendfunc;
-        ASSERT_EQ(map.sky_clouds->layers.size(), 2u) << c.blendfunc;
-        const std::vector<bool> sky_face = sky_faces(map);
-        const render::Scene scene = render::Scene::prepare(map, bsp);
-        const auto spawn = render::spawn_camera(scene);
-        ASSERT_TRUE(spawn.has_value());
-        const render::Frame f = render::render(scene, *spawn, small_frame());
-        size_t sky = 0, wrong = 0;
-        for (size_t i = 0; i < f.face.size(); ++i) {
-            if (f.face[i] < 0 || size_t(f.face[i]) >= sky_face.size() || !sky_face[size_t(f.face[i])]) continue;
-            ++sky;
-            wrong += std::array<uint8_t, 3>{f.rgba[i * 4], f.rgba[i * 4 + 1], f.rgba[i * 4 + 2]} != c.want;
-        }
-        EXPECT_GT(sky, 500u) << c.blendfunc;
-        EXPECT_EQ(wrong, 0u) << c.blendfunc << ": of " << sky;
+        const CloudSky s = render_cloud_sky(
+            std::string("{ map textures/t/low.tga } { map textures/t/high.tga blendfunc ") + c.blendfunc + " }", c.want);
+        EXPECT_GT(s.sky, 500u) << c.blendfunc;
+        EXPECT_EQ(s.wrong, 0u) << c.blendfunc << ": of " << s.sky;
     }
 }
