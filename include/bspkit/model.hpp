@@ -292,6 +292,10 @@ struct BuildOptions {
     bool lightmaps = true;      ///< decode and pack lightmaps
     bool textures = true;       ///< decode embedded textures
     bool all_models = true;     ///< false: the world only
+    /// Quake 3 / RTCW: build the bezier patches only, the surfaces collision
+    /// needs (as the engine's collision loads them); the other faces are left
+    /// out of the models, unread and unchecked. Other families ignore it.
+    bool patches_only = false;
     bool hdr_lightmaps = false; ///< Source: the HDR lighting lump when it has data (default: LDR when present)
     /// Quake 1 / BSP2: coloured light from a `.lit` file ("QLIT" version 1),
     /// preferred over BSPX RGBLIGHTING as QuakeSpasm-Spiked and FTE do.

@@ -646,6 +646,57 @@ TEST(Quake3Geometry, WorldOnlyAndRtcwFoliage) {
     EXPECT_THROW(model::build(Bsp::parse(r.build(), "q3.bsp")), Error);
 }
 
+// patches_only (what collision builds): exactly the patches of the full build,
+// in every model, vertex for vertex, levels chosen alike; the other faces are
+// not read, so a damaged polygon or mesh does not stop it.
+TEST(Quake3Geometry, PatchesOnlyBuildsThePatchesOfEveryModelAlike) {
+    Quake3Map q = box();
+    add_patch(q, 5, 3, half_cylinder(5, 3, 40, 64));
+    add_mesh(q, {{0, 0, 0}, {10, 0, 0}, {0, 10, 0}}, {0, 1, 2});
+    add_patch(q, 3, 5, half_cylinder(3, 5, 30, 32, 64));  // model 1's, below
+    q.models.push_back(q.models[0]);
+    q.models[0].numSurfaces = int32_t(q.surfaces.size()) - 1;
+    q.models[1].firstSurface = int32_t(q.surfaces.size()) - 1;
+    q.models[1].numSurfaces = 1;
+    const model::Map full = model::build(Bsp::parse(q.build(), "gen.bsp"));
+    model::BuildOptions o;
+    o.lightmaps = false;
+    o.patches_only = true;
+    q.surfaces[1].shaderNum = 999;            // a polygon, damaged
+    q.surfaces[q.surfaces.size() - 2].numIndexes = 4;  // the mesh, damaged
+    const model::Map patches = model::build(Bsp::parse(q.build(), "gen.bsp"), o);
+    ASSERT_EQ(patches.models.size(), 2u);
+    size_t compared = 0;
+    for (size_t m = 0; m < 2; ++m) {
+        std::vector<const model::Surface*> expected;
+        for (const auto& s : full.models[m].surfaces)
+            if (s.kind == model::SurfaceKind::patch) expected.push_back(&s);
+        ASSERT_EQ(patches.models[m].surfaces.size(), expected.size()) << m;
+        for (size_t k = 0; k < expected.size(); ++k) {
+            const model::Surface& a = *expected[k];
+            const model::Surface& b = patches.models[m].surfaces[k];
+            EXPECT_EQ(b.kind, model::SurfaceKind::patch);
+            EXPECT_EQ(b.face, a.face);
+            EXPECT_EQ(b.indices, a.indices);
+            ASSERT_EQ(b.vertices.size(), a.vertices.size());
+            for (size_t v = 0; v < a.vertices.size(); ++v) EXPECT_TRUE(same(a.vertices[v].position, b.vertices[v].position));
+            ++compared;
+        }
+    }
+    EXPECT_EQ(compared, 3u);  // the room's floor patch, the cylinder, model 1's
+    EXPECT_THROW(model::build(Bsp::parse(q.build(), "gen.bsp")), Error);  // the full build refuses the damage
+    q.surfaces.back().shaderNum = 999;  // a patch, damaged: still an error
+    try {
+        (void)model::build(Bsp::parse(q.build(), "gen.bsp"), o);
+        ADD_FAILURE() << "a patch naming shader 999 was built";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().lump, "faces") << e.what();
+        EXPECT_NE(std::string(e.what()).find("face " + std::to_string(q.surfaces.size() - 1) + ": shaderNum 999"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Hostile records: an Error naming the lump, never a crash or huge allocation.
 

@@ -296,13 +296,15 @@ public:
         for (size_t m = 0; m < count; ++m) {
             model::Model& model = out_.models[first_model + m];
             model.index = uint32_t(m);
-            model.surfaces.resize(size_t(models[m].numSurfaces));
             for (int32_t k = 0; k < models[m].numSurfaces; ++k) {
                 const size_t face = size_t(models[m].firstSurface) + size_t(k);
                 const bool patch = surfaces_[face].surfaceType == MST_PATCH;
-                jobs.push_back({&model.surfaces[size_t(k)], face, patch ? patch_number++ : 0, uint32_t(m), uint32_t(k)});
+                if (options_.patches_only && !patch) continue;
+                jobs.push_back({nullptr, face, patch ? patch_number++ : 0, uint32_t(m), uint32_t(model.surfaces.size())});
+                model.surfaces.emplace_back();
             }
         }
+        for (Job& job : jobs) job.slot = &out_.models[first_model + job.model].surfaces[job.surface];  // sized now
         // The first face's error in the models' order is thrown, as built one by one.
         bspkit::detail::parallel_chunks(jobs.size(), 64, 0, [&](size_t begin, size_t end) {
             Scratch scratch;
@@ -392,6 +394,7 @@ private:
                 const size_t i = size_t(d.firstSurface) + size_t(k);
                 const dsurface_t& s = surfaces_[i];
                 const int64_t rec = int64_t(i);
+                if (options_.patches_only && s.surfaceType != MST_PATCH) continue;  // CMod_LoadPatches' skip
                 if (s.shaderNum < 0 || size_t(s.shaderNum) >= shaders_.size())
                     throw error(Map::LUMP_SURFACES, rec,
                                 "face " + str(rec) + ": shaderNum " + str(s.shaderNum) + " is not one of the " +
