@@ -68,6 +68,9 @@ struct Model {
     Vec3 origin;                        ///< where the entity puts it (zero for the world)
     std::array<int32_t, 4> root{-1, -1, -1, -1};  ///< per hull (brush families: [0] only)
     std::vector<uint32_t> brushes;      ///< brush families, models > 0: every brush of the model
+    /// Models > 0: the patch triangles of the model (Quake 3: a submodel's
+    /// surfaces collide as the world's do), in the model's space as its brushes.
+    std::vector<Triangle> triangles;
 };
 
 enum class Kind : uint8_t { hulls, brushes };
@@ -81,7 +84,7 @@ struct Collision {
     std::vector<uint32_t> leaf_brushes;
     std::vector<Brush> brushes;
     std::vector<Side> sides;
-    std::vector<Triangle> triangles;  ///< displacements / patches (line and box traces)
+    std::vector<Triangle> triangles;  ///< the world's displacements / patches (line and box traces)
     std::vector<Model> models;
     std::vector<HullInfo> hulls;  ///< Quake 1 family
     std::string hull_missing;     ///< why hulls 1-3 are unavailable

@@ -642,80 +642,111 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
         for (size_t m = 1; m < c.models.size() && !bt.allsolid; ++m) run(m);
 
     // Displacement / patch triangles: Source's CDispCollTree and Quake 3's patch
-    // collision stop rays and boxes alike.
+    // collision stop rays and boxes alike. The world's through their BVH, then
+    // (with o.models) each submodel's, in its space, one after another.
+    auto origin_of = [&](size_t m) { return m < c.models.size() ? c.models[m].origin : Vec3{}; };
     bool tri_hit = false;
     uint32_t tri_id = 0;
+    int32_t tri_model = 0;
     Vec3 tri_normal{};
     float tri_dist = 0;
+    bool tri_inside = false;  // the box starts overlapping a triangle
+    uint32_t tri_inside_id = 0;
+    int32_t tri_inside_model = 0, tri_inside_contents = 0;
     const Vec3 delta = end_v - start_v;
     const float length = float(model::length(delta));
-    if (!w.triangle_bvh.empty() && !bt.allsolid && (is_box || length > 0)) {
-        const float o3[3] = {start_v.x, start_v.y, start_v.z}, d3[3] = {delta.x, delta.y, delta.z};
+    bool any_triangles = !w.triangle_bvh.empty();
+    if (o.models)
+        for (size_t m = 1; m < c.models.size() && !any_triangles; ++m) any_triangles = !c.models[m].triangles.empty();
+    if (any_triangles && !bt.allsolid && (is_box || length > 0)) {
+        const float d3[3] = {delta.x, delta.y, delta.z};
         float best = bt.fraction;
         // A hit at t: the nearer one, or of a tie (an edge two triangles share) the
-        // lowest-numbered, whatever the BVH's order. The tests are asked for hits a
-        // little past `best` (past()): a tie computed a rounding above it is still one.
+        // lowest-numbered (by model, then triangle), whatever the BVH's order. The
+        // tests are asked for hits a little past `best` (past()): a tie computed a
+        // rounding above it is still one.
         const auto past = [](float t) { return t * (1 + 1e-5f) + 1e-6f; };
+        const auto lower = [](int32_t m, uint32_t id, int32_t than_m, uint32_t than_id) {
+            return m < than_m || (m == than_m && id < than_id);
+        };
+        int32_t model_now = 0;
         auto take = [&](uint32_t id, float t, const Triangle& tri) {
-            if (!(t < best || (tri_hit && t == best && id < tri_id))) return false;
+            if (!(t < best || (tri_hit && t == best && lower(model_now, id, tri_model, tri_id)))) return false;
             best = t;
             tri_hit = true;
             tri_id = id;
+            tri_model = model_now;
             bt.contents = tri.contents;
             bt.surface = tri.surface;
             return true;
         };
-        bool tri_inside = false;  // the box starts overlapping a triangle
-        uint32_t tri_inside_id = 0;
-        int32_t tri_inside_contents = 0;
-        if (is_box) {
-            const double centre[3] = {double(start_v.x) + 0.5 * (double(mins[0]) + double(maxs[0])),
-                                      double(start_v.y) + 0.5 * (double(mins[1]) + double(maxs[1])),
-                                      double(start_v.z) + 0.5 * (double(mins[2]) + double(maxs[2]))};
-            const double half[3] = {0.5 * (double(maxs[0]) - double(mins[0])),
-                                    0.5 * (double(maxs[1]) - double(mins[1])),
-                                    0.5 * (double(maxs[2]) - double(mins[2]))};
-            const double d[3] = {delta.x, delta.y, delta.z};
-            walk(w.triangle_bvh, o3, d3, grow_lo, grow_hi, best, [&](uint32_t id) {
-                const Triangle& tri = c.triangles[id];
-                if (!(uint32_t(tri.contents) & mask) || !tri.stops_boxes) return true;
-                double nrm[3];
-                const double t = sweep_box_triangle(centre, d, half, tri, past(best), nrm);
-                if (t == kInside && (!tri_inside || id < tri_inside_id)) {  // the lowest-numbered, whatever the order
-                    tri_inside = true;
-                    tri_inside_id = id;
-                    tri_inside_contents = tri.contents;
-                }
-                if (t < 0 || !take(id, float(t), tri)) return true;
-                tri_normal = {float(nrm[0]), float(nrm[1]), float(nrm[2])};
-                // The plane the box met: the triangle's side along the normal.
-                double dist = -std::numeric_limits<double>::infinity();
-                for (const Vec3 p : {tri.a, tri.b, tri.c})
-                    dist = std::max(dist, nrm[0] * p.x + nrm[1] * p.y + nrm[2] * p.z);
-                tri_dist = float(dist);
-                return true;
+        // One model's triangles, the segment moved into its space: visit(test)
+        // calls test(id, triangle) for each candidate (the BVH's or every one).
+        auto pass = [&](size_t m, auto&& visit) {
+            model_now = int32_t(m);
+            const Vec3 s = start_v - origin_of(m);
+            const float o3[3] = {s.x, s.y, s.z};
+            if (is_box) {
+                const double centre[3] = {double(s.x) + 0.5 * (double(mins[0]) + double(maxs[0])),
+                                          double(s.y) + 0.5 * (double(mins[1]) + double(maxs[1])),
+                                          double(s.z) + 0.5 * (double(mins[2]) + double(maxs[2]))};
+                const double half[3] = {0.5 * (double(maxs[0]) - double(mins[0])),
+                                        0.5 * (double(maxs[1]) - double(mins[1])),
+                                        0.5 * (double(maxs[2]) - double(mins[2]))};
+                const double d[3] = {delta.x, delta.y, delta.z};
+                visit(o3, grow_lo, grow_hi, best, [&](uint32_t id, const Triangle& tri) {
+                    if (!(uint32_t(tri.contents) & mask) || !tri.stops_boxes) return;
+                    double nrm[3];
+                    const double t = sweep_box_triangle(centre, d, half, tri, past(best), nrm);
+                    if (t == kInside && (!tri_inside || lower(model_now, id, tri_inside_model, tri_inside_id))) {
+                        tri_inside = true;  // the lowest-numbered, whatever the order
+                        tri_inside_id = id;
+                        tri_inside_model = model_now;
+                        tri_inside_contents = tri.contents;
+                    }
+                    if (t < 0 || !take(id, float(t), tri)) return;
+                    tri_normal = {float(nrm[0]), float(nrm[1]), float(nrm[2])};
+                    // The plane the box met: the triangle's side along the normal.
+                    double dist = -std::numeric_limits<double>::infinity();
+                    for (const Vec3 p : {tri.a, tri.b, tri.c})
+                        dist = std::max(dist, nrm[0] * p.x + nrm[1] * p.y + nrm[2] * p.z);
+                    tri_dist = float(dist);
+                });
+            } else {
+                // The walk too reaches a little past the nearest hit: a triangle hit at the
+                // same distance has a box whose entry, as rounded, may lie just beyond it
+                // (the boxes' walks have their margin for this).
+                float reach = past(best);
+                const float zero[3] = {0, 0, 0};
+                visit(o3, zero, zero, reach, [&](uint32_t id, const Triangle& tri) {
+                    if (!(uint32_t(tri.contents) & mask) || !tri.stops_lines) return;
+                    const float t = ray_triangle(o3, d3, tri, past(best));
+                    if (t < 0 || !take(id, t, tri)) return;
+                    reach = past(best);
+                    const Vec3 nrm = model::normalized(model::cross(tri.b - tri.a, tri.c - tri.a));
+                    tri_normal = model::dot(nrm, delta) > 0 ? nrm * -1.0f : nrm;
+                });
+            }
+        };
+        if (!w.triangle_bvh.empty())
+            pass(0, [&](const float* o3, const float* lo, const float* hi, const float& reach, auto&& test) {
+                walk(w.triangle_bvh, o3, d3, lo, hi, reach, [&](uint32_t id) {
+                    test(id, c.triangles[id]);
+                    return true;
+                });
             });
-        } else {
-            // The walk too reaches a little past the nearest hit: a triangle hit at the
-            // same distance has a box whose entry, as rounded, may lie just beyond it
-            // (the boxes' walks have their margin for this).
-            float reach = past(best);
-            const float zero[3] = {0, 0, 0};
-            walk(w.triangle_bvh, o3, d3, zero, zero, reach, [&](uint32_t id) {
-                const Triangle& tri = c.triangles[id];
-                if (!(uint32_t(tri.contents) & mask) || !tri.stops_lines) return true;
-                const float t = ray_triangle(o3, d3, tri, past(best));
-                if (t < 0 || !take(id, t, tri)) return true;
-                reach = past(best);
-                const Vec3 nrm = model::normalized(model::cross(tri.b - tri.a, tri.c - tri.a));
-                tri_normal = model::dot(nrm, delta) > 0 ? nrm * -1.0f : nrm;
-                return true;
-            });
-        }
+        if (o.models)
+            for (size_t m = 1; m < c.models.size(); ++m) {
+                const auto& tris = c.models[m].triangles;
+                if (tris.empty()) continue;
+                pass(m, [&](const float*, const float*, const float*, const float&, auto&& test) {
+                    for (uint32_t id = 0; id < tris.size(); ++id) test(id, tris[id]);
+                });
+            }
         if (tri_hit) {
             bt.fraction = std::max(0.0f, best - c.epsilon / length);
             bt.brush = -1;
-            r.model = 0;
+            r.model = tri_model;
         }
         // A box overlapping a surface: a position test (no move) is in solid, as the
         // engines' are (startsolid and allsolid); a move starts in solid but goes on,
@@ -729,7 +760,7 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
             if (bt.fraction >= 1 || length == 0) {
                 bt.contents = tri_inside_contents;
                 bt.brush = -1;
-                r.model = 0;
+                r.model = tri_inside_model;
             }
         }
     }
@@ -749,7 +780,7 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
         r.dist = tri_dist;
     } else if (tri_hit) {
         r.normal = tri_normal;
-        r.dist = float(model::dot(tri_normal, start_v + delta * bt.fraction));
+        r.dist = float(model::dot(tri_normal, start_v - origin_of(size_t(tri_model)) + delta * bt.fraction));
     } else if (bt.plane) {
         r.normal = {bt.plane->n[0], bt.plane->n[1], bt.plane->n[2]};
         r.dist = bt.plane->d;

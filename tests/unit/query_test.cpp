@@ -2,6 +2,7 @@
 // Quake-family variant, hostile trees (cycles, out-of-range children, deep
 // chains, shared subtrees) refused by prepare(), unavailable hulls, batches.
 #include <bspkit/formats/quake1.hpp>
+#include <bspkit/model.hpp>
 #include <bspkit/query.hpp>
 
 #include "query/bvh.hpp"
@@ -10,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <random>
@@ -489,4 +492,116 @@ TEST(Query, BatchesEqualSingleTraces) {
     }
     EXPECT_GT(hits, 100u);
     EXPECT_LT(hits, rays.size());
+}
+
+namespace {
+
+/// The Quake 3 box room (its brush and the world's patch made of a shader
+/// without contents, so nothing in the world stops a trace) with a submodel:
+/// one flat solid patch at z = 64 over x, y in [-32, 32], placed by its
+/// entity at `origin`.
+Quake3Map q3_room_with_patch_model(Vec3 origin) {
+    Quake3Map m;
+    quake3::dshader_t curve{};
+    std::memcpy(curve.shader, "textures/base/curve", 19);
+    curve.contentFlags = 1;  // CONTENTS_SOLID
+    m.shaders.push_back(curve);
+    quake3::dsurface_t patch{};
+    patch.surfaceType = quake3::MST_PATCH;
+    patch.shaderNum = int32_t(m.shaders.size()) - 1;
+    patch.fogNum = -1;
+    patch.firstVert = int32_t(m.verts.size());
+    patch.numVerts = 9;
+    patch.lightmapNum = -1;
+    patch.patchWidth = patch.patchHeight = 3;
+    for (int j = 0; j < 3; ++j)
+        for (int i = 0; i < 3; ++i) {
+            quake3::drawVert_t v{};
+            v.xyz[0] = -32.0f + 32.0f * float(i);
+            v.xyz[1] = -32.0f + 32.0f * float(j);
+            v.xyz[2] = 64.0f;
+            v.normal[2] = 1;
+            m.verts.push_back(v);
+        }
+    quake3::dmodel_t model{};
+    model.mins[0] = model.mins[1] = -32, model.mins[2] = 64;
+    model.maxs[0] = model.maxs[1] = 32, model.maxs[2] = 64;
+    model.firstSurface = int32_t(m.surfaces.size());
+    model.numSurfaces = 1;
+    model.firstBrush = int32_t(m.brushes.size());
+    m.surfaces.push_back(patch);
+    m.models.push_back(model);
+    char entities[256];
+    std::snprintf(entities, sizeof entities,
+                  "{\n\"classname\" \"worldspawn\"\n}\n{\n\"classname\" \"func_bobbing\"\n\"model\" \"*1\"\n"
+                  "\"origin\" \"%g %g %g\"\n}\n",
+                  double(origin.x), double(origin.y), double(origin.z));
+    m.entities = text(entities);
+    return m;
+}
+
+}  // namespace
+
+// Quake 3 submodels collide with their patches too (CMod_LoadSubmodels gives
+// a submodel its surfaces, CM_TraceThroughLeaf its patches): with `models`,
+// lines and boxes stop on a door's or platform's curve, moved by its
+// entity's origin, and the hit names the model.
+TEST(Query, Quake3SubmodelPatchesCollideAtTheirOrigin) {
+    const Vec3 origin{8, 0, 16};
+    const Bsp bsp = Bsp::parse(q3_room_with_patch_model(origin).build(), "patch_model.bsp");
+    const World w = World::prepare(bsp);
+    query::TraceOptions models;
+    models.models = true;
+
+    // Without the models nothing stops the line; with them the patch does, at
+    // z = 64 + 16, backed off by SURFACE_CLIP_EPSILON (0.125).
+    EXPECT_FALSE(w.trace({0, 0, 120}, {0, 0, 2}).hit());
+    const auto line = w.trace({0, 0, 120}, {0, 0, 2}, models);
+    EXPECT_TRUE(line.triangle);
+    EXPECT_EQ(line.model, 1);
+    EXPECT_NEAR(line.end.z, 80.125, 1e-3);
+    EXPECT_EQ(line.normal, (Vec3{0, 0, 1}));
+    EXPECT_NEAR(line.dist, 64.125, 1e-3);  // in the model's space, as for its brushes
+    EXPECT_EQ(line.contents.raw, 1);
+    // The patch spans x in [-24, 40] where the entity puts it, not [-32, 32].
+    EXPECT_TRUE(w.trace({36, 0, 120}, {36, 0, 2}, models).hit());
+    EXPECT_FALSE(w.trace({-28, 0, 120}, {-28, 0, 2}, models).hit());
+
+    // The player's box lands on it with its mins (z -24) on the surface.
+    query::TraceOptions player = w.player();
+    player.models = true;
+    const auto box = w.trace({0, 0, 120}, {0, 0, 60}, player);
+    EXPECT_EQ(box.model, 1);
+    EXPECT_TRUE(box.triangle);
+    EXPECT_NEAR(box.end.z, 104, 0.2);
+    EXPECT_FALSE(w.trace({0, 0, 120}, {0, 0, 60}, w.player()).hit());
+    // A box placed across the surface starts in solid, as the engine's position test.
+    const auto placed = w.trace({0, 0, 90}, {0, 0, 90}, player);
+    EXPECT_TRUE(placed.startsolid);
+    EXPECT_EQ(placed.model, 1);
+}
+
+// The engine's collision reads no face but the patches (CMod_LoadPatches skips
+// the others), so a damaged polygon face does not stop traces; a damaged
+// patch is an error naming its record.
+TEST(Query, Quake3TracesNeedOnlyThePatchFaces) {
+    const Vec3 origin{8, 0, 16};
+    const Bsp good = Bsp::parse(q3_room_with_patch_model(origin).build(), "patch_model.bsp");
+    Quake3Map damaged_polygon = q3_room_with_patch_model(origin);
+    damaged_polygon.surfaces[2].shaderNum = 5898262;
+    damaged_polygon.surfaces[3].surfaceType = 77;
+    const Bsp polygon_bsp = Bsp::parse(damaged_polygon.build(), "damaged_polygon.bsp");
+    EXPECT_THROW((void)model::build(polygon_bsp), Error);  // the renderer's model refuses it
+    const World a = World::prepare(good), b = World::prepare(polygon_bsp);
+    query::TraceOptions models;
+    models.models = true;
+    for (const float x : {-40.0f, -20.0f, 0.0f, 20.0f, 36.0f}) {
+        const auto ta = a.trace({x, 4, 120}, {x, 4, 2}, models), tb = b.trace({x, 4, 120}, {x, 4, 2}, models);
+        EXPECT_EQ(ta.fraction, tb.fraction) << x;
+        EXPECT_EQ(ta.model, tb.model) << x;
+    }
+    Quake3Map damaged_patch = q3_room_with_patch_model(origin);
+    damaged_patch.surfaces.back().shaderNum = 5898262;
+    const std::string error = prepare_error(Bsp::parse(damaged_patch.build(), "damaged_patch.bsp"));
+    EXPECT_NE(error.find("face 7: shaderNum 5898262"), std::string::npos) << error;
 }

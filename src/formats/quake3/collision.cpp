@@ -69,24 +69,27 @@ void build_quake3(const Bsp& bsp, Collision& c) {
         }
         c.models.push_back(out);
     }
-    // Patches collide in the engine (cm_patch.c); their triangles here come
-    // from the renderer's tessellation, close to the engine's own subdivision.
+    // Patches collide in the engine (cm_patch.c), the world's and each
+    // submodel's (CMod_LoadSubmodels gives a submodel its surfaces); their
+    // triangles here come from the renderer's tessellation, close to the
+    // engine's own subdivision. Only the patches are built: the engine's
+    // collision reads no other face, so a damaged one does not stop traces.
     model::BuildOptions options;
     options.lightmaps = options.textures = false;
-    options.all_models = false;
+    options.patches_only = true;
     const model::Map mesh = model::build(bsp, options);
     const auto surfaces = map.surfaces();
     constexpr uint32_t SURF_NONSOLID = 0x4000;
     for (const auto& m : mesh.models) {
-        if (m.index != 0) continue;
+        if (m.index >= c.models.size()) continue;
+        std::vector<Triangle>& out = m.index == 0 ? c.triangles : c.models[m.index].triangles;
         for (const auto& s : m.surfaces) {
             if (s.kind != model::SurfaceKind::patch || s.face < 0 || size_t(s.face) >= surfaces.size()) continue;
             const auto* sh = shader(surfaces[size_t(s.face)].shaderNum);
             if (!sh || !sh->contentFlags || (uint32_t(sh->surfaceFlags) & SURF_NONSOLID)) continue;
             for (size_t i = 0; i + 2 < s.indices.size(); i += 3)
-                c.triangles.push_back({s.vertices[s.indices[i]].position, s.vertices[s.indices[i + 1]].position,
-                                       s.vertices[s.indices[i + 2]].position, sh->contentFlags,
-                                       uint32_t(sh->surfaceFlags)});
+                out.push_back({s.vertices[s.indices[i]].position, s.vertices[s.indices[i + 1]].position,
+                               s.vertices[s.indices[i + 2]].position, sh->contentFlags, uint32_t(sh->surfaceFlags)});
         }
     }
     // bg_public.h / surfaceflags.h: MASK_SOLID = SOLID; MASK_PLAYERSOLID adds
