@@ -1,9 +1,12 @@
 // Binned surface-area-heuristic build of query::detail::Bvh.
 #include "query/bvh.hpp"
 
+#include "core/parallel.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 namespace bspkit::query::detail {
 namespace {
@@ -20,11 +23,33 @@ struct BvhNode {
     uint16_t count;  ///< items in a leaf (at least one), 0 for an inner node
 };
 
+/// A box with its centre and its place in the input, moved as the build
+/// partitions: every pass over a node's items reads them in memory order
+/// (through an index array, the passes of a 2-million-triangle build were
+/// cache misses).
+struct Item {
+    Aabb box;
+    float centre[3];
+    uint32_t index;  ///< into the boxes / ids given to Bvh::build
+};
+
+/// A subtree left for later: its node, its items and its depth.
+struct Subtree {
+    uint32_t node, first, count;
+    int depth;
+};
+
+/// Items from which a subtree is built on a thread of its own.
+constexpr uint32_t kParallelItems = 16384;
+
 struct Builder {
-    std::span<const Aabb> boxes;
-    std::vector<uint32_t> order;  ///< indices into boxes
-    std::vector<float> centre;    ///< 3 per box
-    std::vector<BvhNode>& out;  ///< the binary tree being built
+    std::vector<Item> items;
+    /// The binary tree: a subtree over n items owns the 2n - 1 slots from its
+    /// node on (n leaves at most), its left child's subtree first, so every
+    /// node's place follows from the split alone, whichever thread builds it.
+    /// Left uninitialised (new[] of a trivial type): the slots no node takes
+    /// are never read, and their pages never touched.
+    std::unique_ptr<BvhNode[]> out;
 
     static void grow(Aabb& a, const Aabb& b) {
         for (int k = 0; k < 3; ++k) {
@@ -41,20 +66,46 @@ struct Builder {
         return x < 0 ? 0 : x * y + y * z + z * x;
     }
 
+    /// The bounds of items' boxes, or (centre_bounds_of) of their centres: in
+    /// locals, which the compiler keeps in registers (grow() on an Aabb stored
+    /// its six floats back to memory after every item).
+    static Aabb bounds_of(const Item* it, uint32_t count) {
+        constexpr float big = std::numeric_limits<float>::max();
+        float lx = big, ly = big, lz = big, hx = -big, hy = -big, hz = -big;
+        for (uint32_t i = 0; i < count; ++i) {
+            const Aabb& b = it[i].box;
+            lx = std::min(lx, b.lo[0]), ly = std::min(ly, b.lo[1]), lz = std::min(lz, b.lo[2]);
+            hx = std::max(hx, b.hi[0]), hy = std::max(hy, b.hi[1]), hz = std::max(hz, b.hi[2]);
+        }
+        return {{lx, ly, lz}, {hx, hy, hz}};
+    }
+    static Aabb centre_bounds_of(const Item* it, uint32_t count) {
+        constexpr float big = std::numeric_limits<float>::max();
+        float lx = big, ly = big, lz = big, hx = -big, hy = -big, hz = -big;
+        for (uint32_t i = 0; i < count; ++i) {
+            const float* c = it[i].centre;
+            lx = std::min(lx, c[0]), ly = std::min(ly, c[1]), lz = std::min(lz, c[2]);
+            hx = std::max(hx, c[0]), hy = std::max(hy, c[1]), hz = std::max(hz, c[2]);
+        }
+        return {{lx, ly, lz}, {hx, hy, hz}};
+    }
+
     void make_leaf(uint32_t node, uint32_t first, uint32_t count) {
         out[node].index = first;
         out[node].count = uint16_t(count);
     }
 
-    void build(uint32_t node, uint32_t first, uint32_t count, int depth) {
-        Aabb bounds = empty_box(), cbounds = empty_box();
-        for (uint32_t i = first; i < first + count; ++i) {
-            const uint32_t b = order[i];
-            grow(bounds, boxes[b]);
-            const Aabb c{{centre[b * 3], centre[b * 3 + 1], centre[b * 3 + 2]},
-                         {centre[b * 3], centre[b * 3 + 1], centre[b * 3 + 2]}};
-            grow(cbounds, c);
+    /// Builds the subtree of `count` items from `first` at `node`. With
+    /// `later`, subtrees of up to `grain` items are listed there instead, for
+    /// build_all().
+    void build(uint32_t node, uint32_t first, uint32_t count, int depth, std::vector<Subtree>* later = nullptr,
+               uint32_t grain = 0) {
+        if (later && count <= grain) {
+            later->push_back({node, first, count, depth});
+            return;
         }
+        Item* const it = items.data() + first;
+        const Aabb bounds = bounds_of(it, count), cbounds = centre_bounds_of(it, count);
         BvhNode& n = out[node];
         std::copy(bounds.lo, bounds.lo + 3, n.lo);
         std::copy(bounds.hi, bounds.hi + 3, n.hi);
@@ -63,21 +114,22 @@ struct Builder {
         for (int k = 1; k < 3; ++k)
             if (cbounds.hi[k] - cbounds.lo[k] > cbounds.hi[axis] - cbounds.lo[axis]) axis = k;
         const float extent = cbounds.hi[axis] - cbounds.lo[axis];
-        uint32_t mid = first + count / 2;  // median unless the surface areas say better
+        uint32_t mid = count / 2;  // median unless the surface areas say better
         bool split_found = false;
         if (extent > 0 && depth < kSahDepth) {
             Aabb bin_box[kBins];
             uint32_t bin_count[kBins] = {};
             for (auto& b : bin_box) b = empty_box();
             const float scale = kBins / extent;
-            auto bin_of = [&](uint32_t b) {  // centres are finite (see Bvh::build), the product may not be
-                const float f = (centre[b * 3 + size_t(axis)] - cbounds.lo[axis]) * scale;
+            const float lo = cbounds.lo[axis];
+            auto bin_of = [&](const Item& item) {  // centres are finite (see Bvh::build), the product may not be
+                const float f = (item.centre[axis] - lo) * scale;
                 return f > 0 ? int(std::min(f, float(kBins - 1))) : 0;
             };
-            for (uint32_t i = first; i < first + count; ++i) {
-                const int k = bin_of(order[i]);
+            for (uint32_t i = 0; i < count; ++i) {
+                const int k = bin_of(it[i]);
                 ++bin_count[k];
-                grow(bin_box[k], boxes[order[i]]);
+                grow(bin_box[k], it[i].box);
             }
             float right_area[kBins];
             uint32_t right_count[kBins];
@@ -105,24 +157,39 @@ struct Builder {
             }
             if (best_k < 0 && count <= kMaxLeafItems) return make_leaf(node, first, count);
             if (best_k > 0) {
-                auto it = std::partition(order.begin() + first, order.begin() + first + count,
-                                         [&](uint32_t b) { return bin_of(b) < best_k; });
-                mid = uint32_t(it - order.begin());
-                split_found = mid > first && mid < first + count;
+                Item* const split = std::partition(it, it + count, [&](const Item& item) { return bin_of(item) < best_k; });
+                mid = uint32_t(split - it);
+                split_found = mid > 0 && mid < count;
             }
         }
         if (!split_found) {
-            mid = first + count / 2;
-            std::nth_element(order.begin() + first, order.begin() + mid, order.begin() + first + count,
-                             [&](uint32_t x, uint32_t y) { return centre[x * 3 + size_t(axis)] < centre[y * 3 + size_t(axis)]; });
+            mid = count / 2;
+            std::nth_element(it, it + mid, it + count,
+                             [&](const Item& x, const Item& y) { return x.centre[axis] < y.centre[axis]; });
         }
+        const uint32_t right = node + 2 * mid;  // after the left subtree's 2 mid - 1 slots
         out[node].count = 0;
-        out.push_back({});  // the left child follows its parent
-        build(node + 1, first, mid - first, depth + 1);
-        const uint32_t right = uint32_t(out.size());
         out[node].index = right;
-        out.push_back({});
-        build(right, mid, first + count - mid, depth + 1);
+        build(node + 1, first, mid, depth + 1, later, grain);
+        build(right, first + mid, count - mid, depth + 1, later, grain);
+    }
+
+    /// The whole tree: its top on this thread down to subtrees small enough to
+    /// share out, then those on every core. Each writes only its own slots and
+    /// items, and the splits do not depend on the order they run in, so the
+    /// tree is the same whatever the thread count.
+    void build_all() {
+        const auto n = uint32_t(items.size());
+        const unsigned threads = bspkit::detail::thread_count(0);
+        if (threads <= 1 || n < 2 * kParallelItems) return build(0, 0, n, 0);
+        std::vector<Subtree> later;
+        build(0, 0, n, 0, &later, std::max(kParallelItems, n / (8 * threads)));
+        // Largest first, so the last one to finish is a small one.
+        std::sort(later.begin(), later.end(), [](const Subtree& a, const Subtree& b) { return a.count > b.count; });
+        bspkit::detail::parallel_for(later.size(), threads, [&](size_t i) {
+            const Subtree& t = later[i];
+            build(t.node, t.first, t.count, t.depth);
+        });
     }
 };
 
@@ -135,7 +202,7 @@ float area_of(const BvhNode& n) {
 /// slot is free, the inner node of largest surface among them is replaced by
 /// its two children (so an inner `n` gives up to kBvhWidth of its descendants,
 /// a leaf `n`, the root of a one-leaf tree, stays the only child). Returns its index.
-uint32_t fold(const std::vector<BvhNode>& bin, uint32_t n, std::vector<WideNode>& out) {
+uint32_t fold(const BvhNode* bin, uint32_t n, std::vector<WideNode>& out) {
     uint32_t kids[kBvhWidth] = {n};
     int count = 1;
     while (count < kBvhWidth) {
@@ -175,26 +242,25 @@ uint32_t fold(const std::vector<BvhNode>& bin, uint32_t n, std::vector<WideNode>
 Bvh Bvh::build(std::span<const Aabb> boxes, std::span<const uint32_t> ids) {
     Bvh bvh;
     if (boxes.empty()) return bvh;
-    std::vector<BvhNode> binary;
-    Builder b{boxes, {}, {}, binary};
-    b.order.resize(boxes.size());
-    b.centre.resize(boxes.size() * 3);
+    Builder b;
+    b.items.resize(boxes.size());
     for (size_t i = 0; i < boxes.size(); ++i) {
-        b.order[i] = uint32_t(i);
+        Item& item = b.items[i];
+        item.box = boxes[i];
+        item.index = uint32_t(i);
         for (int k = 0; k < 3; ++k) {
             // A hostile file's NaN or infinite corner must not reach the binning
             // (int(NaN) is undefined) or nth_element (NaN breaks its ordering).
             const float c = boxes[i].lo[k] * 0.5f + boxes[i].hi[k] * 0.5f;
-            b.centre[i * 3 + size_t(k)] = std::isfinite(c) ? c : 0.0f;
+            item.centre[k] = std::isfinite(c) ? c : 0.0f;
         }
     }
-    binary.reserve(2 * boxes.size());
-    binary.push_back({});
-    b.build(0, 0, uint32_t(boxes.size()), 0);
-    bvh.nodes.reserve(binary.size() / 2 + 1);
-    fold(binary, 0, bvh.nodes);
+    b.out.reset(new BvhNode[2 * boxes.size() - 1]);
+    b.build_all();
+    bvh.nodes.reserve(boxes.size() / 2 + 1);
+    fold(b.out.get(), 0, bvh.nodes);
     bvh.items.resize(boxes.size());
-    for (size_t i = 0; i < boxes.size(); ++i) bvh.items[i] = ids[b.order[i]];
+    for (size_t i = 0; i < boxes.size(); ++i) bvh.items[i] = ids[b.items[i].index];
     return bvh;
 }
 

@@ -468,6 +468,82 @@ TEST(Query, OverlappingBrushListsStopAtABudget) {
     EXPECT_NE(q2_models.find("subtrees overlap"), std::string::npos) << q2_models;
 }
 
+// A BVH large enough to be built on several threads (its top on one, then
+// subtrees on each core): every item once, every node's box holding its
+// children's, and a walk along random segments meets every box the segment
+// meets (brute force), nearest leaves first.
+TEST(Query, LargeBvhBuiltInParallelIsWholeAndWalksToEveryBoxMet) {
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> at(-4000, 4000), size(0, 48);
+    std::vector<query::detail::Aabb> boxes(60000);
+    std::vector<uint32_t> ids(boxes.size());
+    for (uint32_t i = 0; i < boxes.size(); ++i) {
+        for (int k = 0; k < 3; ++k) {
+            boxes[i].lo[k] = at(rng);
+            boxes[i].hi[k] = boxes[i].lo[k] + size(rng);
+        }
+        if (i % 500 == 0) boxes[i] = boxes[0];  // repeated boxes: the median splits
+        ids[i] = i * 3 + 1;
+    }
+    const auto bvh = query::detail::Bvh::build(boxes, ids);
+    std::vector<uint32_t> items = bvh.items;
+    std::sort(items.begin(), items.end());
+    EXPECT_EQ(items, ids);
+    // Each slot's box holds its leaf items' boxes and its child node's slots.
+    size_t leaf_items = 0;
+    for (const auto& node : bvh.nodes)
+        for (int k = 0; k < query::detail::kBvhWidth; ++k) {
+            if (!(node.used >> k & 1)) continue;
+            auto holds = [&](const float lo[3], const float hi[3]) {
+                for (int a = 0; a < 3; ++a)
+                    if (lo[a] < node.lo[a][k] || hi[a] > node.hi[a][k]) return false;
+                return true;
+            };
+            if (node.count[k]) {
+                for (uint32_t i = node.ref[k]; i < node.ref[k] + node.count[k]; ++i) {
+                    const auto& b = boxes[(bvh.items[i] - 1) / 3];
+                    ASSERT_TRUE(holds(b.lo, b.hi));
+                }
+                leaf_items += node.count[k];
+            } else {
+                const auto& child = bvh.nodes.at(node.ref[k]);
+                for (int j = 0; j < query::detail::kBvhWidth; ++j)
+                    if (child.used >> j & 1) {
+                        const float lo[3] = {child.lo[0][j], child.lo[1][j], child.lo[2][j]};
+                        const float hi[3] = {child.hi[0][j], child.hi[1][j], child.hi[2][j]};
+                        ASSERT_TRUE(holds(lo, hi));
+                    }
+            }
+        }
+    EXPECT_EQ(leaf_items, boxes.size());
+    const float grow[3] = {0, 0, 0};
+    for (int ray = 0; ray < 200; ++ray) {
+        const float start[3] = {at(rng), at(rng), at(rng)};
+        const float dir[3] = {at(rng) - start[0], at(rng) - start[1], at(rng) - start[2]};
+        const float tmax = 1;
+        std::vector<bool> met(boxes.size(), false);
+        query::detail::walk(bvh, start, dir, grow, grow, tmax, [&](uint32_t id) {
+            met[(id - 1) / 3] = true;
+            return true;
+        });
+        for (uint32_t i = 0; i < boxes.size(); ++i) {  // the slab test, in double
+            double t0 = 0, t1 = 1;
+            for (int a = 0; a < 3 && t0 <= t1; ++a) {
+                if (dir[a] == 0) {
+                    if (start[a] < boxes[i].lo[a] || start[a] > boxes[i].hi[a]) t0 = 2;
+                    continue;
+                }
+                double ta = (double(boxes[i].lo[a]) - start[a]) / dir[a], tb = (double(boxes[i].hi[a]) - start[a]) / dir[a];
+                if (ta > tb) std::swap(ta, tb);
+                t0 = std::max(t0, ta), t1 = std::min(t1, tb);
+            }
+            if (t0 < t1 - 1e-6) {
+                ASSERT_TRUE(met[i]) << "ray " << ray << " box " << i;
+            }
+        }
+    }
+}
+
 TEST(Query, BatchesEqualSingleTraces) {
     const Bsp bsp = q1();
     const World w = World::prepare(bsp);
