@@ -82,6 +82,9 @@ struct Texture {
 
 enum class SurfaceKind : uint8_t { polygon, mesh, patch, displacement, billboard };
 
+/// A kind's bit in BuildOptions::kinds.
+constexpr uint32_t kind_bit(SurfaceKind kind) noexcept { return 1u << unsigned(kind); }
+
 struct Vertex {
     Vec3 position;
     Vec3 normal;
@@ -292,10 +295,12 @@ struct BuildOptions {
     bool lightmaps = true;      ///< decode and pack lightmaps
     bool textures = true;       ///< decode embedded textures
     bool all_models = true;     ///< false: the world only
-    /// Quake 3 / RTCW: build the bezier patches only, the surfaces collision
-    /// needs (as the engine's collision loads them); the other faces are left
-    /// out of the models, unread and unchecked. Other families ignore it.
-    bool patches_only = false;
+    /// The kinds of surface to build, a bit per SurfaceKind (kind_bit()); all
+    /// by default. Quake 3 and Source tell a face's kind from its record
+    /// (surfaceType; dispinfo) and neither build nor check the faces of other
+    /// kinds, as the engines' collision reads only patches / displacements;
+    /// the other families build every face and leave the others out.
+    uint32_t kinds = ~0u;
     bool hdr_lightmaps = false; ///< Source: the HDR lighting lump when it has data (default: LDR when present)
     /// Quake 1 / BSP2: coloured light from a `.lit` file ("QLIT" version 1),
     /// preferred over BSPX RGBLIGHTING as QuakeSpasm-Spiked and FTE do.

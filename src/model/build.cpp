@@ -50,6 +50,9 @@ Map build(const Bsp& bsp, const BuildOptions& options) {
     }
     if (!options.all_models)
         std::erase_if(map.models, [](const Model& m) { return m.index != 0; });
+    if (options.kinds != ~0u)  // the families that cannot skip faces unread built them all
+        for (Model& m : map.models)
+            std::erase_if(m.surfaces, [&](const Surface& s) { return !(options.kinds & kind_bit(s.kind)); });
     place_models(map);
     if (options.lightmaps) pack_lightmaps(map);
     return map;

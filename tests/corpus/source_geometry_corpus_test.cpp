@@ -460,6 +460,68 @@ namespace {
 // A model of 256 faces or more is built on every core, in chunks; the error
 // raised is still that of the first broken face in face order (a texinfo that
 // is out of range counts from that face on, as when faces were built one by one).
+// kinds = displacements (what collision builds): on every Source map, the
+// full build's displacements, vertex for vertex, and nothing else; the other
+// faces are not read, so a broken polygon face (texinfo, planenum, edges out
+// of range) stops the full build but not this one.
+TEST(SourceGeometryCorpus, DisplacementKindBuildsTheDisplacementsAloneAndReadsNoOtherFace) {
+    model::BuildOptions only;
+    only.lightmaps = only.textures = false;
+    only.kinds = model::kind_bit(model::SurfaceKind::displacement);
+    size_t maps_with = 0;
+    for (const CorpusFile* f : files()) {
+        SCOPED_TRACE(f->relpath);
+        const Built full(*f), part(*f, only);
+        ASSERT_EQ(part.map.models.size(), full.map.models.size());
+        size_t displacements = 0;
+        for (size_t m = 0; m < full.map.models.size(); ++m) {
+            std::vector<const model::Surface*> expected;
+            for (const auto& s : full.map.models[m].surfaces)
+                if (s.kind == model::SurfaceKind::displacement) expected.push_back(&s);
+            ASSERT_EQ(part.map.models[m].surfaces.size(), expected.size()) << "model " << m;
+            for (size_t k = 0; k < expected.size(); ++k) {
+                const model::Surface& a = *expected[k];
+                const model::Surface& b = part.map.models[m].surfaces[k];
+                ASSERT_EQ(b.face, a.face);
+                ASSERT_EQ(b.indices, a.indices);
+                ASSERT_EQ(b.vertices.size(), a.vertices.size());
+                for (size_t v = 0; v < a.vertices.size(); ++v) {
+                    ASSERT_EQ(b.vertices[v].position, a.vertices[v].position) << "face " << a.face << " vertex " << v;
+                    ASSERT_EQ(b.vertices[v].normal, a.vertices[v].normal) << "face " << a.face << " vertex " << v;
+                }
+            }
+            displacements += expected.size();
+        }
+        if (displacements == 0) continue;
+        ++maps_with;
+        // Break every polygon face of the world: the full build fails on the
+        // first, the displacements-only build does not read them.
+        Bytes bytes = test::read_corpus(*f);
+        const Bsp original = Bsp::parse(bytes, f->relpath);
+        const size_t face_lump = original.entry(lump::faces).length > 0 ? size_t(lump::faces) : size_t(lump::faces_hdr);
+        const LumpEntry entry = original.entry(face_lump);
+        if (original.decoded_length(face_lump) != size_t(entry.length) || original.byte_order() != ByteOrder::little)
+            continue;  // edited in place below: stored as read
+        size_t broken = 0;
+        for (size_t fi = 0; fi < full.faces().size(); ++fi) {
+            if (full.faces()[fi].dispinfo != -1) continue;
+            const int16_t bad = 30000;
+            std::memcpy(bytes.data() + entry.offset + fi * sizeof(dface_t) + offsetof(dface_t, texinfo), &bad, 2);
+            ++broken;
+        }
+        ASSERT_GT(broken, 0u);
+        const Bsp damaged = Bsp::parse(bytes, "damaged.bsp");
+        EXPECT_THROW((void)model::build(damaged), Error);
+        model::Map again;
+        again.format = damaged.format();
+        build_model(damaged, only, again);
+        size_t rebuilt = 0;
+        for (const auto& m : again.models) rebuilt += m.surfaces.size();
+        EXPECT_EQ(rebuilt, displacements);
+    }
+    EXPECT_GE(maps_with, 3u);
+}
+
 TEST(SourceGeometryCorpus, TheFirstBrokenFaceIsNamedWhicheverThreadBuildsIt) {
     const CorpusFile& f = test::corpus_file("src_v20/tf2_test_displacement_decompile.bsp");
     const Bytes original = test::read_corpus(f);

@@ -646,10 +646,10 @@ TEST(Quake3Geometry, WorldOnlyAndRtcwFoliage) {
     EXPECT_THROW(model::build(Bsp::parse(r.build(), "q3.bsp")), Error);
 }
 
-// patches_only (what collision builds): exactly the patches of the full build,
+// kinds = patches (what collision builds): exactly the patches of the full build,
 // in every model, vertex for vertex, levels chosen alike; the other faces are
 // not read, so a damaged polygon or mesh does not stop it.
-TEST(Quake3Geometry, PatchesOnlyBuildsThePatchesOfEveryModelAlike) {
+TEST(Quake3Geometry, PatchKindBuildsThePatchesOfEveryModelAlike) {
     Quake3Map q = box();
     add_patch(q, 5, 3, half_cylinder(5, 3, 40, 64));
     add_mesh(q, {{0, 0, 0}, {10, 0, 0}, {0, 10, 0}}, {0, 1, 2});
@@ -661,7 +661,7 @@ TEST(Quake3Geometry, PatchesOnlyBuildsThePatchesOfEveryModelAlike) {
     const model::Map full = model::build(Bsp::parse(q.build(), "gen.bsp"));
     model::BuildOptions o;
     o.lightmaps = false;
-    o.patches_only = true;
+    o.kinds = model::kind_bit(model::SurfaceKind::patch);
     q.surfaces[1].shaderNum = 999;            // a polygon, damaged
     q.surfaces[q.surfaces.size() - 2].numIndexes = 4;  // the mesh, damaged
     const model::Map patches = model::build(Bsp::parse(q.build(), "gen.bsp"), o);

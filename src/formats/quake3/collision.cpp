@@ -76,7 +76,7 @@ void build_quake3(const Bsp& bsp, Collision& c) {
     // collision reads no other face, so a damaged one does not stop traces.
     model::BuildOptions options;
     options.lightmaps = options.textures = false;
-    options.patches_only = true;
+    options.kinds = model::kind_bit(model::SurfaceKind::patch);
     const model::Map mesh = model::build(bsp, options);
     const auto surfaces = map.surfaces();
     constexpr uint32_t SURF_NONSOLID = 0x4000;

@@ -299,7 +299,7 @@ public:
             for (int32_t k = 0; k < models[m].numSurfaces; ++k) {
                 const size_t face = size_t(models[m].firstSurface) + size_t(k);
                 const bool patch = surfaces_[face].surfaceType == MST_PATCH;
-                if (options_.patches_only && !patch) continue;
+                if (!wanted(surfaces_[face].surfaceType)) continue;
                 jobs.push_back({nullptr, face, patch ? patch_number++ : 0, uint32_t(m), uint32_t(model.surfaces.size())});
                 model.surfaces.emplace_back();
             }
@@ -346,6 +346,18 @@ private:
     }
 
     static std::string str(int64_t v) { return std::to_string(v); }
+
+    /// Whether options_.kinds asks for faces of this surfaceType (with every
+    /// kind asked for, all are, so that an unknown type is still an error).
+    bool wanted(int32_t type) const {
+        if (options_.kinds == ~0u) return true;
+        const auto kind = type == MST_PLANAR ? model::SurfaceKind::polygon
+                          : type == MST_PATCH ? model::SurfaceKind::patch
+                          : type == MST_FLARE ? model::SurfaceKind::billboard
+                          : type == MST_TRIANGLE_SOUP || (rtcw_ && type == MST_FOLIAGE) ? model::SurfaceKind::mesh
+                                                                                         : std::optional<model::SurfaceKind>{};
+        return kind && (options_.kinds & model::kind_bit(*kind));
+    }
 
     /// The map's name as the engines take it: the file's name without its extension.
     std::string map_name() const { return std::filesystem::path(bsp_.file_name()).stem().string(); }
@@ -394,7 +406,7 @@ private:
                 const size_t i = size_t(d.firstSurface) + size_t(k);
                 const dsurface_t& s = surfaces_[i];
                 const int64_t rec = int64_t(i);
-                if (options_.patches_only && s.surfaceType != MST_PATCH) continue;  // CMod_LoadPatches' skip
+                if (!wanted(s.surfaceType)) continue;  // unread, as CMod_LoadPatches skips all but patches
                 if (s.shaderNum < 0 || size_t(s.shaderNum) >= shaders_.size())
                     throw error(Map::LUMP_SURFACES, rec,
                                 "face " + str(rec) + ": shaderNum " + str(s.shaderNum) + " is not one of the " +

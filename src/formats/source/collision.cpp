@@ -54,6 +54,7 @@ void build_source(const Bsp& bsp, Collision& c) {
         model::BuildOptions options;
         options.lightmaps = options.textures = false;
         options.all_models = false;
+        options.kinds = model::kind_bit(model::SurfaceKind::displacement);  // the other faces unread
         const model::Map mesh = model::build(bsp, options);
         for (const auto& m : mesh.models) {
             if (m.index != 0) continue;

@@ -302,7 +302,13 @@ private:
                      std::string(bsp_.lump_name(face_lump_)));
         model::Model model;
         model.index = uint32_t(mi);
-        const size_t first = size_t(md.firstface), count = size_t(md.numfaces);
+        // The faces of the kinds asked for (options_.kinds), the others unread.
+        std::vector<size_t> wanted;
+        for (size_t fi = size_t(md.firstface), end = fi + size_t(md.numfaces); fi < end; ++fi)
+            if (options_.kinds & model::kind_bit(is_displacement(faces_[fi]) ? model::SurfaceKind::displacement
+                                                                             : model::SurfaceKind::polygon))
+                wanted.push_back(fi);
+        const size_t count = wanted.size();
         // Materials first, in face order (they are numbered as faces first name
         // them), up to the first face whose texinfo is broken: one face after
         // another, the faces before it would have been built, and it fails first.
@@ -311,7 +317,7 @@ private:
         std::exception_ptr material_error;
         for (size_t k = 0; k < count; ++k) {
             try {
-                materials[k] = material(faces_[first + k].texinfo, first + k);
+                materials[k] = material(faces_[wanted[k]].texinfo, wanted[k]);
             } catch (...) {
                 material_error = std::current_exception();
                 built = k;
@@ -326,7 +332,7 @@ private:
         bspkit::detail::parallel_chunks(built, kChunk, built >= kParallelFaces ? 0u : 1u, [&](size_t begin, size_t end) {
             Scratch scratch;
             for (size_t k = begin; k < end; ++k)
-                model.surfaces[k] = build_face(first + k, materials[k], scratch, images[k]);
+                model.surfaces[k] = build_face(wanted[k], materials[k], scratch, images[k]);
         });
         if (material_error) std::rethrow_exception(material_error);
         for (size_t k = 0; k < built; ++k)
@@ -381,6 +387,9 @@ private:
         }
     }
 
+    /// Whether face `f` is built as a displacement (version 17 has no dispinfo).
+    bool is_displacement(const dface_t& f) const { return f.dispinfo != -1 && m_.version() > 17; }
+
     /// The face's corners as dvertex_t indices, in stored (clockwise) order.
     /// (Into the scratch's vector, reused face after face.)
     const std::vector<uint32_t>& corners(size_t fi, const dface_t& f, Scratch& scratch) const {
@@ -433,7 +442,7 @@ private:
 
         const dface_t& lf = light_faces_.empty() ? f : light_faces_[fi];
         std::copy_n(lf.styles, MAXLIGHTMAPS, s.styles.begin());
-        const bool displacement = f.dispinfo != -1 && m_.version() > 17;
+        const bool displacement = is_displacement(f);
         if (displacement)
             build_displacement(fi, f, corner, ti, mat, s);
         else
