@@ -55,7 +55,6 @@
 #include <set>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 namespace bspkit::source {
@@ -349,11 +348,6 @@ private:
     /// position becomes the mean over every displacement touching it, so the
     /// shading has no seam. Positions are matched to the nearest 1/8 unit.
     static void smooth_displacement_seams(model::Model& model) {
-        struct KeyHash {
-            size_t operator()(const std::array<int64_t, 3>& k) const noexcept {
-                return size_t(uint64_t(k[0]) * 73856093u ^ uint64_t(k[1]) * 19349663u ^ uint64_t(k[2]) * 83492791u);
-            }
-        };
         const auto key = [](Vec3 p) {
             const auto q = [](float v) { return std::isfinite(v) ? int64_t(std::llround(std::clamp(double(v) * 8, -1e15, 1e15))) : 0; };
             return std::array<int64_t, 3>{q(p.x), q(p.y), q(p.z)};
@@ -367,23 +361,30 @@ private:
             while ((side + 1) * (side + 1) <= s.vertices.size()) ++side;
             return side * side == s.vertices.size() ? side : 0;
         };
-        std::unordered_map<std::array<int64_t, 3>, std::pair<Vec3, uint32_t>, KeyHash> seams;
-        for (const model::Surface& s : model.surfaces) {
+        // Every border vertex with its position's key, in surface and vertex
+        // order; sorted by key (stable: the order within a key stays), each
+        // run of one key is one seam position, its normals summed in that order.
+        struct Border {
+            std::array<int64_t, 3> key;
+            uint32_t surface, vertex;
+        };
+        std::vector<Border> border;
+        for (size_t si = 0; si < model.surfaces.size(); ++si) {
+            const model::Surface& s = model.surfaces[si];
             const size_t side = s.kind == model::SurfaceKind::displacement ? side_of(s) : 0;
             for (size_t k = 0; side && k < s.vertices.size(); ++k)
-                if (on_border(k, side)) {
-                    auto& [sum, n] = seams[key(s.vertices[k].position)];
-                    sum = sum + s.vertices[k].normal;
-                    ++n;
-                }
+                if (on_border(k, side)) border.push_back({key(s.vertices[k].position), uint32_t(si), uint32_t(k)});
         }
-        for (model::Surface& s : model.surfaces) {
-            const size_t side = s.kind == model::SurfaceKind::displacement ? side_of(s) : 0;
-            for (size_t k = 0; side && k < s.vertices.size(); ++k) {
-                if (!on_border(k, side)) continue;
-                const auto& [sum, n] = seams.at(key(s.vertices[k].position));
-                if (n > 1 && model::length(sum) > 1e-6) s.vertices[k].normal = model::normalized(sum);
-            }
+        std::stable_sort(border.begin(), border.end(), [](const Border& a, const Border& b) { return a.key < b.key; });
+        for (size_t run = 0; run < border.size();) {
+            size_t end = run + 1;
+            while (end < border.size() && border[end].key == border[run].key) ++end;
+            Vec3 sum{};
+            for (size_t i = run; i < end; ++i) sum = sum + model.surfaces[border[i].surface].vertices[border[i].vertex].normal;
+            if (end - run > 1 && model::length(sum) > 1e-6)
+                for (size_t i = run; i < end; ++i)
+                    model.surfaces[border[i].surface].vertices[border[i].vertex].normal = model::normalized(sum);
+            run = end;
         }
     }
 
