@@ -106,7 +106,13 @@ struct LightmapCheck {
 
 /// Bilinear sample of an RGB atlas, clamped at its edges (the renderer's rule,
 /// written again here in doubles).
-inline std::array<double, 3> atlas_sample(const model::LightmapAtlas& a, double u, double v) {
+inline std::array<double, 3> atlas_sample(const model::LightmapAtlas& a, double u, double v, bool bilinear = true) {
+    if (!bilinear) {  // the luxel the point is in, clamped to the atlas
+        const size_t ix = size_t(std::clamp(std::floor(u * a.width), 0.0, double(a.width - 1)));
+        const size_t iy = size_t(std::clamp(std::floor(v * a.height), 0.0, double(a.height - 1)));
+        const uint8_t* p = &a.rgb[(iy * a.width + ix) * 3];
+        return {double(p[0]), double(p[1]), double(p[2])};
+    }
     const double x = u * a.width - 0.5, y = v * a.height - 0.5;
     const double fx = std::floor(x), fy = std::floor(y);
     const double ax = std::clamp(x - fx, 0.0, 1.0), ay = std::clamp(y - fy, 0.0, 1.0);
@@ -125,9 +131,10 @@ inline std::array<double, 3> atlas_sample(const model::LightmapAtlas& a, double 
 /// On every `step`-th pixel of a lightmap-only frame whose nearest surface
 /// is a lit world surface (translucent surfaces not drawn): the ray meets one of the surface's own triangles;
 /// its barycentric lightmap UV sampled from the combined atlas must be the
-/// pixel's colour (within 2 of 255 per channel).
+/// pixel's colour (within 2 of 255 per channel). `bilinear` false: the
+/// luxel the UV falls in (render::Options::bilinear off).
 inline LightmapCheck lightmap_against_atlas(const model::Map& map, const render::Camera& cam, const render::Frame& f,
-                                            uint32_t step) {
+                                            uint32_t step, bool bilinear = true) {
     LightmapCheck out;
     const model::LightmapAtlas atlas = model::combined_lightmap(map);
     if (!atlas.width) return out;
@@ -164,7 +171,7 @@ inline LightmapCheck lightmap_against_atlas(const model::Map& map, const render:
                                  float(bw * a.lightmap_uv.y + bu * b.lightmap_uv.y + bv * c.lightmap_uv.y)};
             }
             if (!uv) continue;  // the pixel centre is on another triangle's edge pixel
-            const auto expected = atlas_sample(atlas, uv->x, uv->y);
+            const auto expected = atlas_sample(atlas, uv->x, uv->y, bilinear);
             ++out.compared;
             bool ok = true;
             for (int c = 0; c < 3; ++c) ok = ok && std::fabs(expected[size_t(c)] - f.rgba[i * 4 + size_t(c)]) <= 2.0;

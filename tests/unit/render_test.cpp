@@ -103,6 +103,31 @@ TEST(Render, LightmapOnlyShowsTheAtlasAtTheSurfaceUVs) {
     EXPECT_GE(double(agreed), 0.995 * double(compared)) << first;
 }
 
+// bilinear off: each pixel is the one luxel its UV falls in (a pixel whose UV
+// lies within rounding of a luxel edge may take the neighbour), and the frame
+// is not the filtered one.
+TEST(Render, NearestSamplingShowsTheLuxelTheUvFallsIn) {
+    size_t compared = 0, agreed = 0, differ = 0;
+    std::string first;
+    render::Options o = small();
+    o.lightmap_only = true;
+    o.bilinear = false;
+    render::Options filtered = o;
+    filtered.bilinear = true;
+    for (const auto& cam : room_cameras()) {
+        const render::Frame f = render::render(rooms().scene, cam, o);
+        const LightmapCheck c = lightmap_against_atlas(rooms().map, cam, f, 1, false);
+        compared += c.compared;
+        agreed += c.agreed;
+        if (first.empty()) first = c.first_disagreement;
+        const render::Frame g = render::render(rooms().scene, cam, filtered);
+        for (size_t i = 0; i < f.rgba.size(); ++i) differ += f.rgba[i] != g.rgba[i];
+    }
+    EXPECT_GT(compared, 5000u);
+    EXPECT_GE(double(agreed), 0.98 * double(compared)) << first;
+    EXPECT_GT(differ, compared / 10);
+}
+
 TEST(Render, PvsCulledEqualsUnculledAndCulls) {
     size_t culled = 0;
     for (const auto& cam : room_cameras()) {
