@@ -8,6 +8,7 @@
 #include <bspkit/check.hpp>
 #include <bspkit/file_io.hpp>
 #include <bspkit/model.hpp>
+#include <bspkit/query.hpp>
 
 #include "model/builders.hpp"
 #include "quake_test_maps.hpp"
@@ -529,6 +530,53 @@ TEST(BspxCli, InfoListsAndLumpExtractWrites) {
     write_file_atomic(dir + "/cut.bsp", cut);
     const auto warn = test::run_cli({"info", dir + "/cut.bsp"});
     EXPECT_NE(warn.err.find("cut.bsp: lump bspx:BRUSHLIST at offset"), std::string::npos) << warn.err;
+}
+
+// A map without clipnodes traces hulls 1 and 2 through BRUSHLIST: the hull's
+// box at a point overlaps the brush (its bounds and its sloped plane, each
+// pushed out by the box) or not; a broken BRUSHLIST leaves the hulls
+// unavailable, and a hull trace says why, naming the lump.
+TEST(BspxBrushList, HullsTraceTheBrushesOrSayWhyNot) {
+    const Bytes plain = bsp2_bytes([](Q1& m) { m.clipnodes.clear(); });
+    const Bsp bsp = Bsp::parse(with_bspx(plain, {{"BRUSHLIST", brushlist(0, 1)}}), "brushes.bsp");
+    const query::World w = query::World::prepare(bsp);
+    ASSERT_GE(w.hulls().size(), 3u);
+    EXPECT_TRUE(w.hulls()[1].available && w.hulls()[1].brushlist);
+    // Hull 1's box is (-16 -16 -24)-(16 16 32): over the slab z in [-16, 0] up to
+    // z = 0 + 24; under the slope 0.707 y + 0.707 z = 8 pushed out by 0.707 (16 + 24).
+    EXPECT_TRUE(w.contents({0, 0, 10}, 1).solid());
+    EXPECT_TRUE(w.contents({0, 0, 23.5f}, 1).solid());
+    EXPECT_FALSE(w.contents({0, 0, 24.5f}, 1).solid());
+    EXPECT_TRUE(w.contents({0, 79.5f, -40}, 1).solid());   // y up to 64 + 16 (below the slope there)
+    EXPECT_FALSE(w.contents({0, 80.5f, -40}, 1).solid());
+    EXPECT_FALSE(w.contents({0, 50, 2}, 1).solid());      // 0.707 (50 + 2) = 36.8 > 8 + 28.3
+    EXPECT_TRUE(w.contents({0, 48, 2}, 1).solid());       // 35.4 <= 36.3
+    const auto down = w.trace({0, 0, 100}, {0, 0, -100}, w.player());
+    EXPECT_NEAR(down.end.z, 24, 0.1);
+    EXPECT_EQ(down.normal, (query::Vec3{0, 0, 1}));
+
+    Bytes broken = brushlist(0, 2);
+    store<int32_t>(broken.data() + 8, 1000);  // numbrushes past the lump
+    const Bsp bad = Bsp::parse(with_bspx(plain, {{"BRUSHLIST", broken}}), "broken.bsp");
+    const query::World b = query::World::prepare(bad);
+    EXPECT_FALSE(b.hulls()[1].available);
+    EXPECT_TRUE(b.trace({0, 0, 100}, {0, 0, -100}).fraction <= 1);  // hull 0 needs no brushes
+    try {
+        (void)b.trace({0, 0, 100}, {0, 0, -100}, b.player());
+        FAIL() << "hull 1 traced through a broken BRUSHLIST";
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("hull 1 is not available: the map has no clipnodes and its BSPX BRUSHLIST is broken"),
+                  std::string::npos)
+            << what;
+        EXPECT_NE(what.find("bspx:BRUSHLIST"), std::string::npos) << what;
+    }
+    try {
+        (void)b.contents({0, 0, 10}, 1);
+        FAIL() << "contents in hull 1 through a broken BRUSHLIST";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("BRUSHLIST is broken"), std::string::npos) << e.what();
+    }
 }
 
 }  // namespace
