@@ -362,22 +362,7 @@ struct Quake3Map {
             leafsurfaces.push_back({f});
         }
         // A 3 x 3 patch (one biquadratic Bezier) on the floor.
-        quake3::dsurface_t patch{};
-        patch.surfaceType = quake3::MST_PATCH;
-        patch.fogNum = -1;
-        patch.firstVert = int32_t(verts.size());
-        patch.numVerts = 9;
-        patch.lightmapNum = -1;
-        patch.patchWidth = patch.patchHeight = 3;
-        for (int j = 0; j < 3; ++j)
-            for (int i = 0; i < 3; ++i) {
-                quake3::drawVert_t v{};
-                v.xyz[0] = -32.0f + 32.0f * float(i);
-                v.xyz[1] = -32.0f + 32.0f * float(j);
-                v.xyz[2] = 8.0f;
-                verts.push_back(v);
-            }
-        surfaces.push_back(patch);
+        surfaces.push_back(flat_patch(8.0f));
         leafsurfaces.push_back({6});
         nodes.push_back({0, {-2, -1}, {-64, -64, 0}, {64, 64, 128}});
         quake3::dleaf_t solid{}, room{};
@@ -408,6 +393,28 @@ struct Quake3Map {
         append<int32_t>(visdata, 8);  // sizeVecs (q3map2 pads rows to 64 bits)
         visdata.push_back(0x01);
         visdata.resize(visdata.size() + 7, 0);
+    }
+
+    /// A 3 x 3 flat patch (one biquadratic Bezier) over x, y in [-32, 32] at
+    /// height z: its control points appended to verts, the surface returned.
+    quake3::dsurface_t flat_patch(float z, int32_t shader = 0) {
+        quake3::dsurface_t patch{};
+        patch.surfaceType = quake3::MST_PATCH;
+        patch.shaderNum = shader;
+        patch.fogNum = -1;
+        patch.firstVert = int32_t(verts.size());
+        patch.numVerts = 9;
+        patch.lightmapNum = -1;
+        patch.patchWidth = patch.patchHeight = 3;
+        for (int j = 0; j < 3; ++j)
+            for (int i = 0; i < 3; ++i) {
+                quake3::drawVert_t v{};
+                v.xyz[0] = -32.0f + 32.0f * float(i);
+                v.xyz[1] = -32.0f + 32.0f * float(j);
+                v.xyz[2] = z;
+                verts.push_back(v);
+            }
+        return patch;
     }
 
     Bytes build() const {

@@ -582,23 +582,7 @@ Quake3Map q3_room_with_patch_model(Vec3 origin) {
     std::memcpy(curve.shader, "textures/base/curve", 19);
     curve.contentFlags = 1;  // CONTENTS_SOLID
     m.shaders.push_back(curve);
-    quake3::dsurface_t patch{};
-    patch.surfaceType = quake3::MST_PATCH;
-    patch.shaderNum = int32_t(m.shaders.size()) - 1;
-    patch.fogNum = -1;
-    patch.firstVert = int32_t(m.verts.size());
-    patch.numVerts = 9;
-    patch.lightmapNum = -1;
-    patch.patchWidth = patch.patchHeight = 3;
-    for (int j = 0; j < 3; ++j)
-        for (int i = 0; i < 3; ++i) {
-            quake3::drawVert_t v{};
-            v.xyz[0] = -32.0f + 32.0f * float(i);
-            v.xyz[1] = -32.0f + 32.0f * float(j);
-            v.xyz[2] = 64.0f;
-            v.normal[2] = 1;
-            m.verts.push_back(v);
-        }
+    const quake3::dsurface_t patch = m.flat_patch(64.0f, int32_t(m.shaders.size()) - 1);
     quake3::dmodel_t model{};
     model.mins[0] = model.mins[1] = -32, model.mins[2] = 64;
     model.maxs[0] = model.maxs[1] = 32, model.maxs[2] = 64;
