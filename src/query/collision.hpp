@@ -19,7 +19,7 @@ namespace bspkit::query::detail {
 struct Plane {
     float n[3];
     float d;
-    int32_t type;  ///< 0-2: normal +x / +y / +z (distance = that coordinate - d); 3: any other
+    int32_t type;  ///< 0-2: normal exactly +x / +y / +z (distance = that coordinate - d; plane_type()); 3: any other
 };
 
 /// A tree node; a child < 0 is ~leaf (leaf = -child - 1), in the tree's leaf table.

@@ -54,9 +54,10 @@ enum class Overrun {
 
 /// kSkip: the tree's PackedTree::bounded holds for the hull and the segment
 /// is within its finite_radius, so the trace cannot run out of steps: none
-/// are counted. kDot (with kSkip, on a tree whose PackedTree::axial_unit
-/// holds): every distance is node_dot()'s, without the branch on the
-/// plane's type that a walk mispredicts at random.
+/// are counted. kDot (with kSkip): every distance is node_dot()'s, without
+/// the branch on the plane's type that a walk mispredicts at random (the
+/// same distances: plane_type() makes a plane axial only when its normal is
+/// its axis exactly, see node_dot()).
 template <bool kSkip, bool kDot = false>
 struct HullTrace {
     const Collision& c;
@@ -853,12 +854,8 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
                 std::copy(fast.normal, fast.normal + 3, h.normal);
                 h.dist = fast.dist;
             };
-            if (fast_ok && packed.axial_unit) {
+            if (fast_ok) {
                 HullTrace<true, true> fast{c, t, packed.nodes.data(), t.leafs.data(), root, path};
-                walk(fast);
-                take(fast);
-            } else if (fast_ok) {
-                HullTrace<true> fast{c, t, packed.nodes.data(), t.leafs.data(), root, path};
                 walk(fast);
                 take(fast);
             } else {

@@ -488,11 +488,7 @@ void World::Impl::pack_trees() {
             }
         }
         float max_n = 1, max_d = 0;
-        p.axial_unit = true;
         for (const HullNode& n : p.nodes) {
-            if (n.type < 3)
-                for (int a = 0; a < 3; ++a)
-                    if (n.n[a] != (a == n.type ? 1.0f : 0.0f)) p.axial_unit = false;
             for (const float x : n.n) max_n = std::max(max_n, std::fabs(x));
             max_d = std::max(max_d, std::fabs(n.d));
         }

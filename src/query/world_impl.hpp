@@ -86,10 +86,6 @@ struct PackedTree {
     /// Segments whose coordinates are all below this in magnitude give
     /// finite distances to every plane at every point a walk computes.
     float finite_radius = 0;
-    /// Every node of an axial type (< 3) has its axis as its normal, exactly
-    /// (1, 0, 0 up to the zeros' signs): within finite_radius the dot product
-    /// node_dot() then gives the same distances as node_dist() to every node.
-    bool axial_unit = false;
     /// A head node (or ~leaf) of the detail::Tree in packed numbering.
     int32_t root(int32_t r) const noexcept { return r >= 0 ? index[size_t(r)] : r; }
 };
@@ -106,10 +102,11 @@ inline float node_dist(const HullNode& n, const float x[3]) noexcept {
 }
 
 /// node_dist() without the branch on the plane's type: a dot product for every
-/// node. For an axial node whose normal is its axis exactly and a finite
-/// point, x * 1 + y * 0 + z * 0 - d is x - d (the sums with zero are exact; at
-/// most a zero's sign differs, which no test or division of the walks tells
-/// apart). The same expression as node_dist()'s for the other nodes.
+/// node. An axial node's normal is its axis exactly (detail::plane_type()
+/// gives no other plane a type below 3), so for a finite point x * 1 + y * 0
+/// + z * 0 - d is x - d (the sums with zero are exact; at most a zero's sign
+/// differs, which no test or division of the walks tells apart). The same
+/// expression as node_dist()'s for the other nodes.
 inline float node_dot(const HullNode& n, const float x[3]) noexcept {
     return n.n[0] * x[0] + n.n[1] * x[1] + n.n[2] * x[2] - n.d;
 }
