@@ -849,6 +849,69 @@ TEST(QueryCli, RaysGiveOneLinePerRayAndNameTheOnesThatFail) {
 // `bspkit visible`: the library's World::visible() as JSON and as two lines,
 // on pairs of empty points near the spawn points (not all with the same
 // answer), and (Quake 2) from a point in solid.
+// One trace from the command line (--box, --hull, --models, --json) and
+// `leaf --json` answer as the library does, near the spawns of a map of each
+// kind of collision; a box whose mins pass its maxs is a usage error.
+TEST(QueryCli, OneTraceAndLeafAnswerAsTheLibrary) {
+    const auto xyz = [](Vec3 p) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%.9g,%.9g,%.9g", p.x, p.y, p.z);
+        return std::string(buf);
+    };
+    for (const char* rel : {"q2_v38/q2_base1.bsp", "hl1_v30/hl_undertow.bsp", "q1_bsp2/bevytb_example_q1_lit.bsp",
+                            "q3_v46/oa_ctf2.bsp", "src_v19/sdk_vehicles_v19.bsp"}) {
+        SCOPED_TRACE(rel);
+        const CorpusFile& f = corpus_file(rel);
+        const Bsp bsp = Bsp::open(f.path);
+        const World world = World::prepare(bsp);
+        const std::vector<Vec3> points = empty_points_near_spawns(world, read_entities(bsp).entities, 12);
+        ASSERT_GE(points.size(), 2u);
+        size_t hits = 0;
+        for (size_t i = 0; i < points.size(); ++i) {
+            const Vec3 a = points[i], b = points[(i * 5 + 3) % points.size()] + Vec3{0, 0, i % 2 ? 300.0f : -300.0f};
+            query::TraceOptions o;
+            std::vector<std::string> args{"trace", f.path.string(), "--from", xyz(a), "--to", xyz(b), "--json"};
+            if (i % 3 == 1) {
+                o.mins = {-16, -16, -24}, o.maxs = {16, 16, 32};
+                args.insert(args.end(), {"--box", "-16,-16,-24,16,16,32"});
+            } else if (i % 3 == 2) {
+                o.models = true;
+                args.push_back("--models");
+            }
+            const auto r = world.trace(a, b, o);
+            const auto cli = run_cli(args);
+            ASSERT_EQ(cli.exit_code, 0) << cli.err;
+            const auto j = nlohmann::json::parse(cli.out);
+            EXPECT_EQ(j["fraction"].get<float>(), r.fraction) << cli.out;
+            EXPECT_EQ(j["startsolid"].get<bool>(), r.startsolid);
+            EXPECT_EQ(j["end"][2].get<float>(), r.end.z);
+            EXPECT_EQ(j["format"].get<std::string>(), test::expected_format(f).value_or(""));
+            if (r.fraction < 1) {
+                EXPECT_EQ(j["model"].get<int>(), r.model);
+                EXPECT_EQ(j["normal"][2].get<float>(), r.normal.z);
+            }
+            hits += r.fraction < 1;
+            const auto leaf = world.leaf_at(a);
+            char x[32], y[32], z[32];
+            std::snprintf(x, sizeof x, "%.9g", a.x);
+            std::snprintf(y, sizeof y, "%.9g", a.y);
+            std::snprintf(z, sizeof z, "%.9g", a.z);
+            const auto lr = run_cli({"leaf", f.path.string(), x, y, z, "--json"});
+            ASSERT_EQ(lr.exit_code, 0) << lr.err;
+            const auto l = nlohmann::json::parse(lr.out);
+            EXPECT_EQ(l["leaf"].get<int>(), leaf.leaf);
+            EXPECT_EQ(l["contents"]["raw"].get<int32_t>(), leaf.contents.raw);
+            EXPECT_EQ(l["cluster"].is_null(), leaf.cluster < 0);
+            for (const auto& h : l.value("hulls", nlohmann::json::array()))
+                EXPECT_EQ(h["contents"]["raw"].get<int32_t>(), world.contents(a, h["hull"].get<int>()).raw);
+        }
+        EXPECT_GT(hits, 0u);
+    }
+    const std::string q2 = corpus_file("q2_v38/q2_base1.bsp").path.string();
+    EXPECT_EQ(run_cli({"trace", q2, "--from", "0,0,0", "--to", "1,1,1", "--box", "16,-16,-24,-16,16,32"}).exit_code, 2);
+    EXPECT_EQ(run_cli({"trace", q2, "--from", "0,0,0", "--to", "1,1,1", "--box", "1,2,3"}).exit_code, 2);
+}
+
 TEST(QueryCli, VisibleAnswersAsTheLibrary) {
     for (const char* rel : {"q2_v38/q2_base1.bsp", "hl1_v30/hl_undertow.bsp", "q3_v46/oa_ctf2.bsp"}) {
         SCOPED_TRACE(rel);
