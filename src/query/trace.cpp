@@ -544,12 +544,16 @@ double sweep_box_triangle(const double centre[3], const double delta[3], const d
 
 }  // namespace
 
-void World::Impl::build_triangle_bvh() {
-    std::vector<Aabb> boxes(c.triangles.size());
-    std::vector<uint32_t> ids(c.triangles.size());
+namespace {
+
+/// A BVH over triangles' bounds (ids: their indices), leaving out those with
+/// a non-finite corner.
+Bvh triangle_bvh_of(std::span<const Triangle> triangles) {
+    std::vector<Aabb> boxes(triangles.size());
+    std::vector<uint32_t> ids(triangles.size());
     size_t kept = 0;
-    for (size_t i = 0; i < c.triangles.size(); ++i) {
-        const Triangle& t = c.triangles[i];
+    for (size_t i = 0; i < triangles.size(); ++i) {
+        const Triangle& t = triangles[i];
         Aabb& box = boxes[kept];
         bool finite = true;
         for (int a = 0; a < 3; ++a) {
@@ -562,7 +566,15 @@ void World::Impl::build_triangle_bvh() {
     }
     boxes.resize(kept);
     ids.resize(kept);
-    triangle_bvh = Bvh::build(boxes, ids);
+    return Bvh::build(boxes, ids);
+}
+
+}  // namespace
+
+void World::Impl::build_triangle_bvh() {
+    triangle_bvh = triangle_bvh_of(c.triangles);
+    model_triangle_bvh.assign(c.models.size(), Bvh{});
+    for (size_t m = 1; m < c.models.size(); ++m) model_triangle_bvh[m] = triangle_bvh_of(c.models[m].triangles);
 }
 
 int World::Impl::trace_hull(const TraceOptions& o) const {
@@ -643,8 +655,8 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
         for (size_t m = 1; m < c.models.size() && !bt.allsolid; ++m) run(m);
 
     // Displacement / patch triangles: Source's CDispCollTree and Quake 3's patch
-    // collision stop rays and boxes alike. The world's through their BVH, then
-    // (with o.models) each submodel's, in its space, one after another.
+    // collision stop rays and boxes alike: the world's, then (with o.models)
+    // each submodel's, in its space.
     auto origin_of = [&](size_t m) { return m < c.models.size() ? c.models[m].origin : Vec3{}; };
     bool tri_hit = false;
     uint32_t tri_id = 0;
@@ -658,7 +670,8 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
     const float length = float(model::length(delta));
     bool any_triangles = !w.triangle_bvh.empty();
     if (o.models)
-        for (size_t m = 1; m < c.models.size() && !any_triangles; ++m) any_triangles = !c.models[m].triangles.empty();
+        for (size_t m = 1; m < w.model_triangle_bvh.size() && !any_triangles; ++m)
+            any_triangles = !w.model_triangle_bvh[m].empty();
     if (any_triangles && !bt.allsolid && (is_box || length > 0)) {
         const float d3[3] = {delta.x, delta.y, delta.z};
         float best = bt.fraction;
@@ -681,9 +694,16 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
             bt.surface = tri.surface;
             return true;
         };
-        // One model's triangles, the segment moved into its space: visit(test)
-        // calls test(id, triangle) for each candidate (the BVH's or every one).
-        auto pass = [&](size_t m, auto&& visit) {
+        // One model's triangles through their BVH, the segment moved into the
+        // model's space.
+        auto pass = [&](size_t m, const Bvh& bvh, std::span<const Triangle> triangles) {
+            if (bvh.empty()) return;
+            auto visit = [&](const float* o3, const float* lo, const float* hi, const float& reach, auto&& test) {
+                walk(bvh, o3, d3, lo, hi, reach, [&](uint32_t id) {
+                    test(id, triangles[id]);
+                    return true;
+                });
+            };
             model_now = int32_t(m);
             const Vec3 s = start_v - origin_of(m);
             const float o3[3] = {s.x, s.y, s.z};
@@ -729,21 +749,9 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
                 });
             }
         };
-        if (!w.triangle_bvh.empty())
-            pass(0, [&](const float* o3, const float* lo, const float* hi, const float& reach, auto&& test) {
-                walk(w.triangle_bvh, o3, d3, lo, hi, reach, [&](uint32_t id) {
-                    test(id, c.triangles[id]);
-                    return true;
-                });
-            });
+        pass(0, w.triangle_bvh, c.triangles);
         if (o.models)
-            for (size_t m = 1; m < c.models.size(); ++m) {
-                const auto& tris = c.models[m].triangles;
-                if (tris.empty()) continue;
-                pass(m, [&](const float*, const float*, const float*, const float&, auto&& test) {
-                    for (uint32_t id = 0; id < tris.size(); ++id) test(id, tris[id]);
-                });
-            }
+            for (size_t m = 1; m < w.model_triangle_bvh.size(); ++m) pass(m, w.model_triangle_bvh[m], c.models[m].triangles);
         if (tri_hit) {
             bt.fraction = std::max(0.0f, best - c.epsilon / length);
             bt.brush = -1;

@@ -114,6 +114,7 @@ inline float node_dot(const HullNode& n, const float x[3]) noexcept {
 struct World::Impl {
     detail::Collision c;
     detail::Bvh triangle_bvh;          ///< over Collision::triangles
+    std::vector<detail::Bvh> model_triangle_bvh;  ///< per model (> 0) over its Model::triangles
     std::vector<PackedSide> sides_all, sides_point;
     /// Every brush as a run of units (BrushUnit): the world's bounded ones in
     /// the BVH's leaf order, then the others by index.
