@@ -471,7 +471,7 @@ TEST(Query, OverlappingBrushListsStopAtABudget) {
 // A BVH large enough to be built on several threads (its top on one, then
 // subtrees on each core): every item once, every node's box holding its
 // children's, and a walk along random segments meets every box the segment
-// meets (brute force), nearest leaves first.
+// meets (brute force).
 TEST(Query, LargeBvhBuiltInParallelIsWholeAndWalksToEveryBoxMet) {
     std::mt19937 rng(11);
     std::uniform_real_distribution<float> at(-4000, 4000), size(0, 48);
