@@ -106,7 +106,9 @@ struct TraceOptions {
     /// Nightfire); 0 = the family's MASK_SOLID for a line, MASK_PLAYERSOLID
     /// for a box. Quake 1 hulls: only CONTENTS_SOLID stops, as in the engine.
     uint32_t mask = 0;
-    /// Also trace the brush models (doors, platforms) at their entities' origins.
+    /// Also trace the brush models (doors, platforms) at their entities' origins;
+    /// not those of trigger_* and func_illusionary entities, which never block
+    /// in the engines (SOLID_TRIGGER, SOLID_NOT).
     bool models = false;
 
     static TraceOptions line() { return {}; }

@@ -574,7 +574,8 @@ Bvh triangle_bvh_of(std::span<const Triangle> triangles) {
 void World::Impl::build_triangle_bvh() {
     triangle_bvh = triangle_bvh_of(c.triangles);
     model_triangle_bvh.assign(c.models.size(), Bvh{});
-    for (size_t m = 1; m < c.models.size(); ++m) model_triangle_bvh[m] = triangle_bvh_of(c.models[m].triangles);
+    for (size_t m = 1; m < c.models.size(); ++m)
+        if (c.models[m].solid) model_triangle_bvh[m] = triangle_bvh_of(c.models[m].triangles);
 }
 
 int World::Impl::trace_hull(const TraceOptions& o) const {
@@ -652,7 +653,8 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
     };
     run(0);
     if (o.models)
-        for (size_t m = 1; m < c.models.size() && !bt.allsolid; ++m) run(m);
+        for (size_t m = 1; m < c.models.size() && !bt.allsolid; ++m)
+            if (c.models[m].solid) run(m);
 
     // Displacement / patch triangles: Source's CDispCollTree and Quake 3's patch
     // collision stop rays and boxes alike: the world's, then (with o.models)
@@ -751,7 +753,8 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
         };
         pass(0, w.triangle_bvh, c.triangles);
         if (o.models)
-            for (size_t m = 1; m < w.model_triangle_bvh.size(); ++m) pass(m, w.model_triangle_bvh[m], c.models[m].triangles);
+            for (size_t m = 1; m < w.model_triangle_bvh.size(); ++m)
+                if (c.models[m].solid) pass(m, w.model_triangle_bvh[m], c.models[m].triangles);
         if (tri_hit) {
             bt.fraction = std::max(0.0f, best - c.epsilon / length);
             bt.brush = -1;
@@ -891,7 +894,8 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
         };
         run(0);
         if (o.models)
-            for (size_t m = 1; m < c.models.size(); ++m) run(m);
+            for (size_t m = 1; m < c.models.size(); ++m)
+                if (c.models[m].solid) run(m);
         if (r.fraction >= 1 && !r.startsolid) r.end = end_v;
         return r;
     }

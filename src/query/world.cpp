@@ -32,8 +32,8 @@ int32_t plane_type(const float n[3]) {
     return 3;
 }
 
-std::vector<Vec3> model_origins(const Bsp& bsp, size_t models) {
-    std::vector<Vec3> out(models);
+std::vector<ModelEntity> model_entities(const Bsp& bsp, size_t models) {
+    std::vector<ModelEntity> out(models);
     std::vector<bool> seen(models, false);
     EntityLump lump;
     try {
@@ -49,8 +49,13 @@ std::vector<Vec3> model_origins(const Bsp& bsp, size_t models) {
         seen[index] = true;
         if (const auto origin = e.find("origin")) {
             Vec3 v;
-            if (std::sscanf(std::string(*origin).c_str(), "%f %f %f", &v.x, &v.y, &v.z) == 3) out[index] = v;
+            if (std::sscanf(std::string(*origin).c_str(), "%f %f %f", &v.x, &v.y, &v.z) == 3) out[index].origin = v;
         }
+        // Triggers are SOLID_TRIGGER (Quake, Half-Life, Quake 2; FSOLID_TRIGGER |
+        // FSOLID_NOT_SOLID in Source): touched, never traced against. An
+        // illusionary wall is SOLID_NOT.
+        const std::string_view cls = e.get("classname");
+        if (cls.starts_with("trigger_") || cls == "func_illusionary") out[index].solid = false;
     }
     return out;
 }

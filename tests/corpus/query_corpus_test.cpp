@@ -852,6 +852,49 @@ TEST(QueryCli, RaysGiveOneLinePerRayAndNameTheOnesThatFail) {
 // One trace from the command line (--box, --hull, --models, --json) and
 // `leaf --json` answer as the library does, near the spawns of a map of each
 // kind of collision; a box whose mins pass its maxs is a usage error.
+// With `models`, a trace inside a trigger's (or an illusionary wall's) brush
+// model is not stopped by it: the engines never make them solid (SOLID_TRIGGER,
+// SOLID_NOT); inside a door or other solid brush model it is. Each model is
+// probed at the middle of its drawn surfaces' bounds, moved by its entity.
+TEST(QueryCorpus, TriggerModelsAreNotSolidToTraces) {
+    size_t triggers = 0, solid_hit = 0;
+    for (const char* rel : {"q1_v29/pd_change_dest.bsp", "hl1_v30/hl_undertow.bsp", "hl1_v30/cs16_de_torabora.bsp",
+                            "q2_v38/q2_base1.bsp", "src_v20/tf2_mp_lobby.bsp"}) {
+        SCOPED_TRACE(rel);
+        const Bsp bsp = Bsp::open(corpus_file(rel).path);
+        const World world = World::prepare(bsp);
+        model::BuildOptions options;
+        options.lightmaps = options.textures = false;
+        const model::Map map = model::build(bsp, options);
+        query::TraceOptions with_models;
+        with_models.models = true;
+        for (const model::Model& m : map.models) {
+            if (m.index == 0 || m.entity < 0) continue;
+            const std::string cls(map.entities[size_t(m.entity)].get("classname"));
+            const bool never_solid = cls.starts_with("trigger_") || cls == "func_illusionary";
+            const bool door = cls == "func_door" || cls == "func_wall";
+            if (!never_solid && !door) continue;
+            Vec3 lo{1e30f, 1e30f, 1e30f}, hi{-1e30f, -1e30f, -1e30f};
+            for (const auto& surface : m.surfaces)
+                for (const auto& v : surface.vertices) {
+                    lo = {std::min(lo.x, v.position.x), std::min(lo.y, v.position.y), std::min(lo.z, v.position.z)};
+                    hi = {std::max(hi.x, v.position.x), std::max(hi.y, v.position.y), std::max(hi.z, v.position.z)};
+                }
+            if (lo.x > hi.x) continue;  // no surfaces built
+            const Vec3 c = (lo + hi) * 0.5f + m.origin;
+            const auto r = world.trace(c, c + Vec3{1, 0, 0}, with_models);
+            if (never_solid) {
+                EXPECT_NE(r.model, int32_t(m.index)) << cls << " model " << m.index;
+                ++triggers;
+            } else {
+                solid_hit += r.model == int32_t(m.index);
+            }
+        }
+    }
+    EXPECT_GE(triggers, 20u);
+    EXPECT_GE(solid_hit, 5u);  // the probe does reach brush models that block
+}
+
 TEST(QueryCli, OneTraceAndLeafAnswerAsTheLibrary) {
     const auto xyz = [](Vec3 p) {
         char buf[96];
