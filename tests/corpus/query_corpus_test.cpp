@@ -449,6 +449,13 @@ TEST_P(QueryCorpus, BoxTracesNeverEndInSolid) {
 /// Up to `most` points 16 units above each spawn point and at random around
 /// it (within 384 units across, -48..96 up), kept where leaf_at() finds an
 /// empty (non-solid) leaf with a cluster.
+/// A point as the CLI's --from / --to take it: "X,Y,Z", each float exactly.
+std::string xyz(Vec3 p) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.9g,%.9g,%.9g", p.x, p.y, p.z);
+    return std::string(buf);
+}
+
 std::vector<Vec3> empty_points_near_spawns(const World& world, const std::vector<Entity>& entities, size_t most) {
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> jitter(-384, 384), up(-48, 96);
@@ -896,11 +903,6 @@ TEST(QueryCorpus, TriggerModelsAreNotSolidToTraces) {
 }
 
 TEST(QueryCli, OneTraceAndLeafAnswerAsTheLibrary) {
-    const auto xyz = [](Vec3 p) {
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "%.9g,%.9g,%.9g", p.x, p.y, p.z);
-        return std::string(buf);
-    };
     for (const char* rel : {"q2_v38/q2_base1.bsp", "hl1_v30/hl_undertow.bsp", "q1_bsp2/bevytb_example_q1_lit.bsp",
                             "q3_v46/oa_ctf2.bsp", "src_v19/sdk_vehicles_v19.bsp"}) {
         SCOPED_TRACE(rel);
@@ -967,11 +969,6 @@ TEST(QueryCli, VisibleAnswersAsTheLibrary) {
         for (size_t i = 0; i + 1 < points.size(); i += 2) {
             const Vec3 a = points[i], b = points[(i * 7 + 5) % points.size()];
             const auto v = world.visible(a, b);
-            const auto xyz = [](Vec3 p) {
-                char buf[96];
-                std::snprintf(buf, sizeof buf, "%.9g,%.9g,%.9g", p.x, p.y, p.z);
-                return std::string(buf);
-            };
             const auto r = run_cli({"visible", f.path.string(), "--from", xyz(a), "--to", xyz(b), "--json"});
             ASSERT_EQ(r.exit_code, 0) << r.err;
             const auto j = nlohmann::json::parse(r.out);
