@@ -65,8 +65,10 @@ struct Tree {
 };
 
 struct Model {
-    Vec3 origin;                        ///< where the entity puts it (zero for the world)
-    bool solid = true;                  ///< false: its entity never blocks (ModelEntity::solid); not traced
+    /// Where its entity puts it (zero for the world) and whether traces meet
+    /// it; set by World::prepare from the entities, after the family's builder.
+    Vec3 origin;
+    bool solid = true;  ///< false: a trigger_* or func_illusionary entity's (never solid in the engines)
     std::array<int32_t, 4> root{-1, -1, -1, -1};  ///< per hull (brush families: [0] only)
     std::vector<uint32_t> brushes;      ///< brush families, models > 0: every brush of the model
     /// Models > 0: the patch triangles of the model (Quake 3: a submodel's
@@ -112,14 +114,6 @@ struct Collision {
 /// Plane type for a normal: 0-2 only for +x / +y / +z (a normal down an
 /// axis is type 3, measured with its sign).
 int32_t plane_type(const float n[3]);
-
-/// Where a brush model's entity puts it, and whether traces meet it.
-struct ModelEntity {
-    Vec3 origin;        ///< "origin" of the entity naming the model ("model" "*N")
-    bool solid = true;  ///< false: trigger_* and func_illusionary (never solid in the engines)
-};
-/// The entity of each brush model (the first naming it; none: at zero, solid).
-std::vector<ModelEntity> model_entities(const Bsp& bsp, size_t models);
 
 void build_quake1(const Bsp& bsp, Collision& c);
 void build_quake2(const Bsp& bsp, Collision& c);

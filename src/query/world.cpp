@@ -32,35 +32,37 @@ int32_t plane_type(const float n[3]) {
     return 3;
 }
 
-std::vector<ModelEntity> model_entities(const Bsp& bsp, size_t models) {
-    std::vector<ModelEntity> out(models);
+namespace {
+
+/// Each brush model (> 0) where the first entity naming it ("model" "*N")
+/// puts it ("origin"), and whether traces meet it. Without a usable entity
+/// lump, models stay where they were compiled.
+void place_models(const Bsp& bsp, Collision& c) {
+    const size_t models = c.models.size();
     std::vector<bool> seen(models, false);
     EntityLump lump;
     try {
         lump = read_entities(bsp);
     } catch (const Error&) {
-        return out;  // no usable entity lump: brush models stay where they were compiled
+        return;
     }
     for (const Entity& e : lump.entities) {
         const auto model = e.find("model");
         const auto number = model ? brush_model_number(*model) : std::nullopt;
-        if (!number || *number >= models || seen[size_t(*number)]) continue;
-        const size_t index = size_t(*number);
-        seen[index] = true;
+        if (!number || *number == 0 || *number >= models || seen[size_t(*number)]) continue;
+        Model& out = c.models[size_t(*number)];
+        seen[size_t(*number)] = true;
         if (const auto origin = e.find("origin")) {
             Vec3 v;
-            if (std::sscanf(std::string(*origin).c_str(), "%f %f %f", &v.x, &v.y, &v.z) == 3) out[index].origin = v;
+            if (std::sscanf(std::string(*origin).c_str(), "%f %f %f", &v.x, &v.y, &v.z) == 3) out.origin = v;
         }
         // Triggers are SOLID_TRIGGER (Quake, Half-Life, Quake 2; FSOLID_TRIGGER |
         // FSOLID_NOT_SOLID in Source): touched, never traced against. An
         // illusionary wall is SOLID_NOT.
         const std::string_view cls = e.get("classname");
-        if (cls.starts_with("trigger_") || cls == "func_illusionary") out[index].solid = false;
+        if (cls.starts_with("trigger_") || cls == "func_illusionary") out.solid = false;
     }
-    return out;
 }
-
-namespace {
 
 // Every node's plane and children in range; no cycle under any root; no path
 // longer than kMaxTreeDepth. Queries then need no range checks, cannot loop,
@@ -261,6 +263,7 @@ World World::prepare(const Bsp& bsp) {
         case Format::source: build_source(bsp, c); break;
     }
     if (c.models.empty()) fail(bsp, "models", -1, 0, "the map has no models (no world to query)");
+    place_models(bsp, c);
     for (auto& p : c.planes)
         if (!std::isfinite(p.n[0]) || !std::isfinite(p.n[1]) || !std::isfinite(p.n[2]) || !std::isfinite(p.d))
             p = {{0, 0, 1}, 0, 2};  // NaN planes would make every comparison false; an axial plane keeps traces sane

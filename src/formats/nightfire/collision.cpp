@@ -31,7 +31,6 @@ void build_nightfire(const Bsp& bsp, Collision& c) {
     for (const auto& b : map.brushes()) c.brushes.push_back({b.BrushSidesIndex, b.BrushSidesCount, 2});
     for (const auto& s : map.brush_sides()) c.sides.push_back({int32_t(s.PlaneIndex), 0, false});
     const auto models = map.models();
-    const auto placed = model_entities(bsp, models.size());
     const auto leaf_brushes = map.leaf_brushes();
     // In a compiled map every leaf belongs to one model, so listing the brush
     // models' brushes reads each leaf brush about once; models whose leaf
@@ -41,8 +40,6 @@ void build_nightfire(const Bsp& bsp, Collision& c) {
     std::vector<uint32_t> brush_seen(c.brushes.size(), 0);
     for (size_t m = 0; m < models.size(); ++m) {
         Model out;
-        out.origin = m ? placed[m].origin : Vec3{};
-        out.solid = m == 0 || placed[m].solid;
         if (m == 0) {
             out.root[0] = t.nodes.empty() ? -1 : 0;
         } else {  // brush models: the brushes of their leaves, each once

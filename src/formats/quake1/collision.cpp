@@ -112,11 +112,8 @@ void build_quake1(const Bsp& bsp, Collision& c) {
     for (int32_t i = 0; i < 19; ++i) c.trees[1].leafs.push_back({-(i + 1), -1, -1, 0, 0});
 
     const auto models = map.models();
-    const auto placed = model_entities(bsp, models.size());
     for (size_t m = 0; m < models.size(); ++m) {
         Model out;
-        out.origin = m ? placed[m].origin : Vec3{};
-        out.solid = m == 0 || placed[m].solid;
         for (int h = 0; h < 4; ++h) out.root[size_t(h)] = models[m].headnode[h];
         c.models.push_back(out);
     }

@@ -42,7 +42,6 @@ void build_quake3(const Bsp& bsp, Collision& c) {
     for (const auto& l : map.leafs())
         t.leafs.push_back({0, l.cluster, l.area, uint32_t(l.firstLeafBrush), uint32_t(l.numLeafBrushes)});
     const auto models = map.models();
-    const auto placed = model_entities(bsp, models.size());
     // Compiled submodels own disjoint brush ranges; ranges that overlap again
     // and again (a hostile file: every model naming every brush) stop at a
     // budget instead of filling memory.
@@ -50,8 +49,6 @@ void build_quake3(const Bsp& bsp, Collision& c) {
     uint64_t listed = 0;
     for (size_t m = 0; m < models.size(); ++m) {
         Model out;
-        out.origin = m ? placed[m].origin : Vec3{};
-        out.solid = m == 0 || placed[m].solid;
         if (m == 0) {
             out.root[0] = t.nodes.empty() ? -1 : 0;
         } else {

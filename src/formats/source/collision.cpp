@@ -36,11 +36,8 @@ void build_source(const Bsp& bsp, Collision& c) {
         c.sides.push_back({int32_t(s.planenum), surface, (s.bevel & 0xFF) != 0});
     }
     const auto models = map.models();
-    const auto placed = model_entities(bsp, models.size());
     for (size_t m = 0; m < models.size(); ++m) {
         Model out;
-        out.origin = m ? placed[m].origin : Vec3{};
-        out.solid = m == 0 || placed[m].solid;
         out.root[0] = models[m].headnode;
         c.models.push_back(out);
     }
