@@ -71,8 +71,9 @@ struct Model {
     bool solid = true;  ///< false: a trigger_* or func_illusionary entity's (never solid in the engines)
     std::array<int32_t, 4> root{-1, -1, -1, -1};  ///< per hull (brush families: [0] only)
     std::vector<uint32_t> brushes;      ///< brush families, models > 0: every brush of the model
-    /// Models > 0: the patch triangles of the model (Quake 3: a submodel's
-    /// surfaces collide as the world's do), in the model's space as its brushes.
+    /// Displacement / patch triangles (line and box traces), in the model's
+    /// space as its brushes: Source's displacements (the world's), Quake 3's
+    /// patches (every model's: a submodel's surfaces collide as the world's do).
     std::vector<Triangle> triangles;
 };
 
@@ -87,7 +88,6 @@ struct Collision {
     std::vector<uint32_t> leaf_brushes;
     std::vector<Brush> brushes;
     std::vector<Side> sides;
-    std::vector<Triangle> triangles;  ///< the world's displacements / patches (line and box traces)
     std::vector<Model> models;
     std::vector<HullInfo> hulls;  ///< Quake 1 family
     std::string hull_missing;     ///< why hulls 1-3 are unavailable

@@ -572,10 +572,12 @@ Bvh triangle_bvh_of(std::span<const Triangle> triangles) {
 }  // namespace
 
 void World::Impl::build_triangle_bvh() {
-    triangle_bvh = triangle_bvh_of(c.triangles);
-    model_triangle_bvh.assign(c.models.size(), Bvh{});
-    for (size_t m = 1; m < c.models.size(); ++m)
-        if (c.models[m].solid) model_triangle_bvh[m] = triangle_bvh_of(c.models[m].triangles);
+    triangle_bvh.assign(c.models.size(), Bvh{});
+    for (size_t m = 0; m < c.models.size(); ++m) {
+        if (m > 0 && !c.models[m].solid) continue;
+        triangle_bvh[m] = triangle_bvh_of(c.models[m].triangles);
+        if (m > 0 && !triangle_bvh[m].empty()) triangle_models.push_back(uint32_t(m));
+    }
 }
 
 int World::Impl::trace_hull(const TraceOptions& o) const {
@@ -659,7 +661,6 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
     // Displacement / patch triangles: Source's CDispCollTree and Quake 3's patch
     // collision stop rays and boxes alike: the world's, then (with o.models)
     // each submodel's, in its space.
-    auto origin_of = [&](size_t m) { return m < c.models.size() ? c.models[m].origin : Vec3{}; };
     bool tri_hit = false;
     uint32_t tri_id = 0;
     int32_t tri_model = 0;
@@ -670,10 +671,7 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
     int32_t tri_inside_model = 0, tri_inside_contents = 0;
     const Vec3 delta = end_v - start_v;
     const float length = float(model::length(delta));
-    bool any_triangles = !w.triangle_bvh.empty();
-    if (o.models)
-        for (size_t m = 1; m < w.model_triangle_bvh.size() && !any_triangles; ++m)
-            any_triangles = !w.model_triangle_bvh[m].empty();
+    const bool any_triangles = !w.triangle_bvh[0].empty() || (o.models && !w.triangle_models.empty());
     if (any_triangles && !bt.allsolid && (is_box || length > 0)) {
         const float d3[3] = {delta.x, delta.y, delta.z};
         float best = bt.fraction;
@@ -707,7 +705,7 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
                 });
             };
             model_now = int32_t(m);
-            const Vec3 s = start_v - origin_of(m);
+            const Vec3 s = start_v - c.models[m].origin;
             const float o3[3] = {s.x, s.y, s.z};
             if (is_box) {
                 const double centre[3] = {double(s.x) + 0.5 * (double(mins[0]) + double(maxs[0])),
@@ -751,10 +749,9 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
                 });
             }
         };
-        pass(0, w.triangle_bvh, c.triangles);
+        pass(0, w.triangle_bvh[0], c.models[0].triangles);
         if (o.models)
-            for (size_t m = 1; m < w.model_triangle_bvh.size(); ++m)
-                if (c.models[m].solid) pass(m, w.model_triangle_bvh[m], c.models[m].triangles);
+            for (const uint32_t m : w.triangle_models) pass(m, w.triangle_bvh[m], c.models[m].triangles);
         if (tri_hit) {
             bt.fraction = std::max(0.0f, best - c.epsilon / length);
             bt.brush = -1;
@@ -792,7 +789,7 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
         r.dist = tri_dist;
     } else if (tri_hit) {
         r.normal = tri_normal;
-        r.dist = float(model::dot(tri_normal, start_v - origin_of(size_t(tri_model)) + delta * bt.fraction));
+        r.dist = float(model::dot(tri_normal, start_v - c.models[size_t(tri_model)].origin + delta * bt.fraction));
     } else if (bt.plane) {
         r.normal = {bt.plane->n[0], bt.plane->n[1], bt.plane->n[2]};
         r.dist = bt.plane->d;

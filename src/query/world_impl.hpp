@@ -113,8 +113,9 @@ inline float node_dot(const HullNode& n, const float x[3]) noexcept {
 
 struct World::Impl {
     detail::Collision c;
-    detail::Bvh triangle_bvh;          ///< over Collision::triangles
-    std::vector<detail::Bvh> model_triangle_bvh;  ///< per model (> 0) over its Model::triangles
+    /// Per model, over its Model::triangles (left empty for a model traces never meet).
+    std::vector<detail::Bvh> triangle_bvh;
+    std::vector<uint32_t> triangle_models;  ///< the models > 0 whose triangle_bvh is not empty
     std::vector<PackedSide> sides_all, sides_point;
     /// Every brush as a run of units (BrushUnit): the world's bounded ones in
     /// the BVH's leaf order, then the others by index.

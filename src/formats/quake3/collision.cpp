@@ -80,7 +80,7 @@ void build_quake3(const Bsp& bsp, Collision& c) {
     constexpr uint32_t SURF_NONSOLID = 0x4000;
     for (const auto& m : mesh.models) {
         if (m.index >= c.models.size()) continue;
-        std::vector<Triangle>& out = m.index == 0 ? c.triangles : c.models[m.index].triangles;
+        std::vector<Triangle>& out = c.models[m.index].triangles;
         for (const auto& s : m.surfaces) {
             if (s.kind != model::SurfaceKind::patch || s.face < 0 || size_t(s.face) >= surfaces.size()) continue;
             const auto* sh = shader(surfaces[size_t(s.face)].shaderNum);

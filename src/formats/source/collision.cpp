@@ -48,7 +48,8 @@ void build_source(const Bsp& bsp, Collision& c) {
     const auto dispinfo = map.dispinfo();
     // The faces the model's surfaces name: HDR-only console maps keep theirs in faces_hdr.
     const auto faces = map.world_faces();
-    if (!dispinfo.empty()) {
+    if (!dispinfo.empty() && !c.models.empty()) {
+        Model& world = c.models[0];  // displacements belong to the world
         model::BuildOptions options;
         options.lightmaps = options.textures = false;
         options.all_models = false;
@@ -70,8 +71,8 @@ void build_source(const Bsp& bsp, Collision& c) {
                 const bool boxes = !(flags & source::DISP_FLAG_NO_HULL_COLL);
                 if (!lines && !boxes) continue;
                 for (size_t i = 0; i + 2 < s.indices.size(); i += 3)
-                    c.triangles.push_back({s.vertices[s.indices[i]].position, s.vertices[s.indices[i + 1]].position,
-                                           s.vertices[s.indices[i + 2]].position, contents, surface, lines, boxes});
+                    world.triangles.push_back({s.vertices[s.indices[i]].position, s.vertices[s.indices[i + 1]].position,
+                                               s.vertices[s.indices[i + 2]].position, contents, surface, lines, boxes});
             }
         }
     }
