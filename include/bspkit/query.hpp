@@ -107,8 +107,14 @@ struct TraceOptions {
     /// for a box. Quake 1 hulls: only CONTENTS_SOLID stops, as in the engine.
     uint32_t mask = 0;
     /// Also trace the brush models (doors, platforms) at their entities' origins;
-    /// not those of trigger_* and func_illusionary entities, which never block
-    /// in the engines (SOLID_TRIGGER, SOLID_NOT).
+    /// not those whose entity the game spawns not solid (SOLID_TRIGGER,
+    /// SOLID_NOT; Source's FSOLID_NOT_SOLID): trigger_*, func_illusionary and
+    /// func_ladder everywhere; Counter-Strike's zones, func_friction, game_*
+    /// brushes, Half-Life doors with a contents skin, func_rotating "Not
+    /// Solid"; "Passable" doors and walls that start off (Half-Life, Source);
+    /// Quake 2 walls / explosives / objects spawned by a trigger; Source's
+    /// func_brush with Solidity "Never" (or disabled, unless "Always") and
+    /// func_nav_blocker.
     bool models = false;
 
     static TraceOptions line() { return {}; }

@@ -214,7 +214,7 @@ void add_trace(CLI::App& app, Action& action) {
     rays->excludes(from)->excludes(to);
     from->needs(to);
     to->needs(from);
-    cmd->add_flag("--models", o->models, "Also hit brush models (doors, platforms) at their entities' origins (not trigger_* or func_illusionary ones, never solid in the engines)");
+    cmd->add_flag("--models", o->models, "Also hit brush models (doors, platforms) at their entities' origins (not those the game spawns not solid: triggers, func_illusionary, ladders, zones...)");
     cmd->add_flag("--json", o->json, "Print machine-readable JSON");
     cmd->add_option("--threads", o->threads, "Threads for --rays (0 = every core)")->check(CLI::NonNegativeNumber);
     add_salvage_flag(cmd);

@@ -68,7 +68,7 @@ struct Model {
     /// Where its entity puts it (zero for the world) and whether traces meet
     /// it; set by World::prepare from the entities, after the family's builder.
     Vec3 origin;
-    bool solid = true;  ///< false: a trigger_* or func_illusionary entity's (never solid in the engines)
+    bool solid = true;  ///< false: its entity does not block traces when the map starts (solidity.hpp)
     std::array<int32_t, 4> root{-1, -1, -1, -1};  ///< per hull (brush families: [0] only)
     std::vector<uint32_t> brushes;      ///< brush families, models > 0: every brush of the model
     /// Displacement / patch triangles (line and box traces), in the model's

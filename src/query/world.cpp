@@ -2,6 +2,7 @@
 // every tree and reference), point queries, visibility and batches. The
 // traces themselves are in trace.cpp.
 #include "core/parallel.hpp"
+#include "query/solidity.hpp"
 #include "query/world_impl.hpp"
 
 #include <bspkit/entities.hpp>
@@ -35,8 +36,8 @@ int32_t plane_type(const float n[3]) {
 namespace {
 
 /// Each brush model (> 0) where the first entity naming it ("model" "*N")
-/// puts it ("origin"), and whether traces meet it. Without a usable entity
-/// lump, models stay where they were compiled.
+/// puts it ("origin"), and whether traces meet it (solid_at_spawn). Without
+/// a usable entity lump, models stay where they were compiled, solid.
 void place_models(const Bsp& bsp, Collision& c) {
     const size_t models = c.models.size();
     std::vector<bool> seen(models, false);
@@ -56,11 +57,7 @@ void place_models(const Bsp& bsp, Collision& c) {
             Vec3 v;
             if (std::sscanf(std::string(*origin).c_str(), "%f %f %f", &v.x, &v.y, &v.z) == 3) out.origin = v;
         }
-        // Triggers are SOLID_TRIGGER (Quake, Half-Life, Quake 2; FSOLID_TRIGGER |
-        // FSOLID_NOT_SOLID in Source): touched, never traced against. An
-        // illusionary wall is SOLID_NOT.
-        const std::string_view cls = e.get("classname");
-        if (cls.starts_with("trigger_") || cls == "func_illusionary") out.solid = false;
+        out.solid = solid_at_spawn(bsp.format(), e);
     }
 }
 

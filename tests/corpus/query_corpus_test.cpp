@@ -852,56 +852,81 @@ TEST(QueryCli, RaysGiveOneLinePerRayAndNameTheOnesThatFail) {
     }
 }
 
-// A hull the map lacks is the call's error, said once: not one "error" line per ray.
-// `bspkit visible`: the library's World::visible() as JSON and as two lines,
-// on pairs of empty points near the spawn points (not all with the same
-// answer), and (Quake 2) from a point in solid.
-// One trace from the command line (--box, --hull, --models, --json) and
-// `leaf --json` answer as the library does, near the spawns of a map of each
-// kind of collision; a box whose mins pass its maxs is a usage error.
-// With `models`, a trace inside a trigger's (or an illusionary wall's) brush
-// model is not stopped by it: the engines never make them solid (SOLID_TRIGGER,
-// SOLID_NOT); inside a door or other solid brush model it is. Each model is
-// probed at the middle of its drawn surfaces' bounds, moved by its entity.
-TEST(QueryCorpus, TriggerModelsAreNotSolidToTraces) {
-    size_t triggers = 0, solid_hit = 0;
-    for (const char* rel : {"q1_v29/pd_change_dest.bsp", "hl1_v30/hl_undertow.bsp", "hl1_v30/cs16_de_torabora.bsp",
-                            "q2_v38/q2_base1.bsp", "src_v20/tf2_mp_lobby.bsp"}) {
-        SCOPED_TRACE(rel);
-        const Bsp bsp = Bsp::open(corpus_file(rel).path);
+// Brush models whose entity the game spawns not solid are not traced with
+// --models, and the others are. The model numbers are read off each map's
+// entity lump against the game's spawn code: triggers, ladders, Counter-Strike
+// zones, game_zone_player, "Passable" doors, water doors (skin -3), walls that
+// start off (spawnflags 1), Source's func_brush with Solidity 1 and
+// func_nav_blocker. Solid: plain doors, a func_wall_toggle with spawnflags 0,
+// Quake 2 walls with skill bits only, Source func_brush with Solidity 0.
+// (torabora's func_water *245 has no skin, so it is a solid door, but it lies
+// inside the func_wall *67, which every probe reports.) Each probe starts half a unit
+// behind a face of the model (inside its brush).
+TEST(QueryCorpus, BrushModelsBlockTracesAsTheirGamesSpawnThem) {
+    struct Expect {
+        const char* map;
+        std::vector<uint32_t> not_solid, solid;
+    };
+    const Expect expects[] = {
+        {"hl1_v30/cs16_de_torabora.bsp",
+         {79, 81, 83, 84, 87, 88, 95, 96, 97, 98, 144, 145, 146, 162, 208, 209, 210, 212, 222, 229, 247},
+         {217, 231, 246}},
+        {"hl1_v30/hl_undertow.bsp", {2, 10, 12, 14, 15, 16, 17, 18, 19, 20, 22, 24, 26, 28, 30, 54, 56, 58, 61},
+         {35, 36, 46, 50}},
+        {"hl1_v30/svencoop_q2dm1.bsp", {3, 4}, {2, 5}},
+        {"q1_v29/hl_crossfire_bsp29.bsp", {8, 9, 15, 16}, {5, 44, 46, 63}},
+        {"q2_v38/librequake_lq_e0m2_quake2.bsp", {}, {155, 156, 160, 164}},
+        {"src_v21/l4d2_escapefromterrortown01.bsp", {1, 11}, {9}},
+        {"src_v17/vtmb_ch_temple_3.bsp", {}, {8, 9, 10, 11}},
+    };
+    size_t probed = 0;
+    for (const Expect& expect : expects) {
+        SCOPED_TRACE(expect.map);
+        const Bsp bsp = Bsp::open(corpus_file(expect.map).path);
         const World world = World::prepare(bsp);
         model::BuildOptions options;
         options.lightmaps = options.textures = false;
         const model::Map map = model::build(bsp, options);
         query::TraceOptions with_models;
         with_models.models = true;
-        for (const model::Model& m : map.models) {
-            if (m.index == 0 || m.entity < 0) continue;
-            const std::string cls(map.entities[size_t(m.entity)].get("classname"));
-            const bool never_solid = cls.starts_with("trigger_") || cls == "func_illusionary";
-            const bool door = cls == "func_door" || cls == "func_wall";
-            if (!never_solid && !door) continue;
-            Vec3 lo{1e30f, 1e30f, 1e30f}, hi{-1e30f, -1e30f, -1e30f};
-            for (const auto& surface : m.surfaces)
-                for (const auto& v : surface.vertices) {
-                    lo = {std::min(lo.x, v.position.x), std::min(lo.y, v.position.y), std::min(lo.z, v.position.z)};
-                    hi = {std::max(hi.x, v.position.x), std::max(hi.y, v.position.y), std::max(hi.z, v.position.z)};
+        // Traces starting half a unit behind each of the model's first 16 faces.
+        const auto probe = [&](uint32_t index) {
+            std::vector<query::TraceResult> out;
+            for (const model::Model& m : map.models) {
+                if (m.index != index) continue;
+                for (const model::Surface& surface : m.surfaces) {
+                    if (surface.indices.size() < 3 || out.size() == 16) continue;
+                    const auto& a = surface.vertices[surface.indices[0]];
+                    const auto& b = surface.vertices[surface.indices[1]];
+                    const auto& c = surface.vertices[surface.indices[2]];
+                    const Vec3 p = (a.position + b.position + c.position) * (1.0f / 3) - a.normal * 0.5f + m.origin;
+                    out.push_back(world.trace(p, p + Vec3{0, 0, 0.25f}, with_models));
                 }
-            if (lo.x > hi.x) continue;  // no surfaces built
-            const Vec3 c = (lo + hi) * 0.5f + m.origin;
-            const auto r = world.trace(c, c + Vec3{1, 0, 0}, with_models);
-            if (never_solid) {
-                EXPECT_NE(r.model, int32_t(m.index)) << cls << " model " << m.index;
-                ++triggers;
-            } else {
-                solid_hit += r.model == int32_t(m.index);
             }
+            return out;
+        };
+        for (const uint32_t m : expect.not_solid) {
+            const auto results = probe(m);
+            EXPECT_FALSE(results.empty()) << "model " << m << " has no surface to probe from";
+            for (const auto& r : results) EXPECT_NE(r.model, int32_t(m)) << "model " << m << " stopped a trace";
+            ++probed;
+        }
+        // A probe point can be inside the world or another model as well, which
+        // the trace may name instead: one start inside this model suffices.
+        for (const uint32_t m : expect.solid) {
+            const auto results = probe(m);
+            EXPECT_TRUE(std::any_of(results.begin(), results.end(),
+                                    [&](const auto& r) { return r.startsolid && r.model == int32_t(m); }))
+                << "model " << m << " let every trace start inside it";
+            ++probed;
         }
     }
-    EXPECT_GE(triggers, 20u);
-    EXPECT_GE(solid_hit, 5u);  // the probe does reach brush models that block
+    EXPECT_EQ(probed, 70u);
 }
 
+// One trace from the command line (--box, --hull, --models, --json) and
+// `leaf --json` answer as the library does, near the spawns of a map of each
+// kind of collision; a box whose mins pass its maxs is a usage error.
 TEST(QueryCli, OneTraceAndLeafAnswerAsTheLibrary) {
     for (const char* rel : {"q2_v38/q2_base1.bsp", "hl1_v30/hl_undertow.bsp", "q1_bsp2/bevytb_example_q1_lit.bsp",
                             "q3_v46/oa_ctf2.bsp", "src_v19/sdk_vehicles_v19.bsp"}) {
@@ -957,6 +982,9 @@ TEST(QueryCli, OneTraceAndLeafAnswerAsTheLibrary) {
     EXPECT_EQ(run_cli({"trace", q2, "--from", "0,0,0", "--to", "1,1,1", "--box", "1,2,3"}).exit_code, 2);
 }
 
+// `bspkit visible`: the library's World::visible() as JSON and as two lines,
+// on pairs of empty points near the spawn points (not all with the same
+// answer), and (Quake 2) from a point in solid.
 TEST(QueryCli, VisibleAnswersAsTheLibrary) {
     for (const char* rel : {"q2_v38/q2_base1.bsp", "hl1_v30/hl_undertow.bsp", "q3_v46/oa_ctf2.bsp"}) {
         SCOPED_TRACE(rel);
@@ -1048,6 +1076,7 @@ TEST(QueryCli, RayLinesTakeDecimalNumbersAndNameTheLineOtherwise) {
     }
 }
 
+// A hull the map lacks is the call's error, said once: not one "error" line per ray.
 TEST(QueryCli, RaysWithAHullTheMapLacksFailOnce) {
     const CorpusFile& f = corpus_file("q1_v29/pd_change_dest.bsp");
     const Bsp bsp = Bsp::open(f.path);

@@ -1,11 +1,14 @@
 // query::World on maps the test builds: traces through the box room of every
 // Quake-family variant, hostile trees (cycles, out-of-range children, deep
 // chains, shared subtrees) refused by prepare(), unavailable hulls, batches.
+#include <bspkit/entities.hpp>
+#include <bspkit/format.hpp>
 #include <bspkit/formats/quake1.hpp>
 #include <bspkit/model.hpp>
 #include <bspkit/query.hpp>
 
 #include "query/bvh.hpp"
+#include "query/solidity.hpp"
 #include "quake_test_maps.hpp"
 
 #include <gtest/gtest.h>
@@ -664,4 +667,99 @@ TEST(Query, Quake3TracesNeedOnlyThePatchFaces) {
     damaged_patch.surfaces.back().shaderNum = 5898262;
     const std::string error = prepare_error(Bsp::parse(damaged_patch.build(), "damaged_patch.bsp"));
     EXPECT_NE(error.find("face 7: shaderNum 5898262"), std::string::npos) << error;
+}
+
+// The games' spawn rules for brush entities that do not block traces, each
+// case as the game's code sets it: SOLID_NOT / SOLID_TRIGGER (Quake, Half-Life,
+// Counter-Strike, Quake 2) or FSOLID_NOT_SOLID (Source).
+TEST(Query, BrushEntitiesSolidAsTheirGamesSpawnThem) {
+    struct Case {
+        Format format;
+        std::string_view entity;  ///< key / value pairs, the classname first
+        bool solid;
+    };
+    const Case cases[] = {
+        {Format::quake1, R"("classname" "func_door")", true},
+        {Format::quake1, R"("classname" "func_wall")", true},
+        {Format::quake1, R"("classname" "trigger_multiple")", false},
+        {Format::quake1, R"("classname" "func_illusionary")", false},
+        {Format::quake1, R"("classname" "func_door" "spawnflags" "8")", true},  // Quake: 8 is the gold key
+        {Format::goldsrc, R"("classname" "func_door" "spawnflags" "8")", false},  // Half-Life: Passable
+        {Format::goldsrc, R"("classname" "func_door" "spawnflags" "1")", true},
+        {Format::goldsrc, R"("classname" "func_water" "skin" "-3")", false},
+        {Format::goldsrc, R"("classname" "func_water")", true},  // skin 0: a plain door
+        {Format::goldsrc, R"("classname" "func_door" "skin" "-3")", false},
+        {Format::goldsrc, R"("classname" "func_door_rotating" "spawnflags" "8")", false},
+        {Format::goldsrc, R"("classname" "func_door_rotating" "spawnflags" "2")", true},
+        {Format::goldsrc, R"("classname" "func_rotating" "spawnflags" "64")", false},
+        {Format::goldsrc, R"("classname" "func_rotating" "spawnflags" "1")", true},
+        {Format::goldsrc, R"("classname" "func_wall_toggle" "spawnflags" "1")", false},
+        {Format::goldsrc, R"("classname" "func_wall_toggle")", true},
+        {Format::goldsrc, R"("classname" "func_ladder")", false},
+        {Format::goldsrc, R"("classname" "func_buyzone")", false},
+        {Format::goldsrc, R"("classname" "func_bomb_target")", false},
+        {Format::goldsrc, R"("classname" "func_hostage_rescue")", false},
+        {Format::goldsrc, R"("classname" "func_friction")", false},
+        {Format::goldsrc, R"("classname" "game_zone_player")", false},
+        {Format::goldsrc, R"("classname" "func_breakable")", true},
+        {Format::goldsrc, R"("classname" "func_conveyor")", true},
+        {Format::quake1, R"("classname" "func_buyzone")", false},  // Half-Life maps in version 29
+        {Format::quake2, R"("classname" "func_wall")", true},
+        {Format::quake2, R"("classname" "func_wall" "spawnflags" "1")", false},   // TRIGGER_SPAWN
+        {Format::quake2, R"("classname" "func_wall" "spawnflags" "2")", false},   // TOGGLE implies it
+        {Format::quake2, R"("classname" "func_wall" "spawnflags" "7")", true},    // START_ON
+        {Format::quake2, R"("classname" "func_wall" "spawnflags" "1792")", true}, // skill bits only
+        {Format::quake2, R"("classname" "func_explosive" "spawnflags" "1")", false},
+        {Format::quake2, R"("classname" "func_explosive" "spawnflags" "2")", true},
+        {Format::quake2, R"("classname" "func_object" "spawnflags" "2")", false},
+        {Format::quake2, R"("classname" "func_object" "spawnflags" "256")", true},
+        {Format::quake2, R"("classname" "func_door" "spawnflags" "8")", true},
+        {Format::quake2, R"("classname" "trigger_once")", false},
+        {Format::quake3, R"("classname" "func_door")", true},
+        {Format::quake3, R"("classname" "trigger_push")", false},
+        {Format::nightfire, R"("classname" "func_wall")", true},
+        {Format::source, R"("classname" "func_brush")", true},
+        {Format::source, R"("classname" "func_brush" "Solidity" "1")", false},
+        {Format::source, R"("classname" "func_brush" "solidity" "1")", false},  // keys match without case
+        {Format::source, R"("classname" "func_brush" "Solidity" "0" "StartDisabled" "1")", false},
+        {Format::source, R"("classname" "func_brush" "Solidity" "2" "StartDisabled" "1")", true},
+        {Format::source, R"("classname" "func_brush" "Solidity" "2")", true},
+        {Format::source, R"("classname" "func_brush" "StartDisabled" "0")", true},
+        {Format::source, R"("classname" "func_wall_toggle" "spawnflags" "1")", false},
+        {Format::source, R"("classname" "func_buyzone")", false},
+        {Format::source, R"("classname" "func_nav_blocker")", false},
+        {Format::source, R"("classname" "func_door" "spawnflags" "8")", false},
+        {Format::source, R"("classname" "func_door_rotating" "spawnflags" "416")", true},
+        {Format::source, R"("classname" "func_water" "spawnflags" "8")", true},
+        {Format::source, R"("classname" "func_breakable")", true},
+    };
+    for (const Case& c : cases) {
+        const EntityLump lump = EntityLump::parse("{" + std::string(c.entity) + "}");
+        ASSERT_EQ(lump.entities.size(), 1u) << c.entity;
+        EXPECT_EQ(query::detail::solid_at_spawn(c.format, lump.entities[0]), c.solid)
+            << format_id(c.format) << " " << c.entity;
+    }
+}
+
+// End to end on a Half-Life room with a copy of its solid half as model 1 at
+// x + 200: the entity naming it decides whether a --models trace stops there.
+TEST(Query, ModelsOfEntitiesSpawnedNotSolidLetTracesThrough) {
+    const auto stop_x = [](bool goldsrc, std::string_view entity) {
+        Room m(goldsrc);
+        m.models.push_back(m.models[0]);
+        m.entities = text("{\n\"classname\" \"worldspawn\"\n}\n{\n\"model\" \"*1\"\n\"origin\" \"200 0 0\"\n" +
+                          std::string(entity) + "\n}\n");
+        const Bsp bsp = Bsp::parse(m.build(goldsrc ? layouts::goldsrc() : layouts::quake1(), goldsrc ? 30 : 29), "room.bsp");
+        const World w = World::prepare(bsp);
+        query::TraceOptions o;
+        o.hull = 0;
+        o.models = true;
+        return w.trace({300, 0, 64}, {0, 0, 64}, o).end.x;
+    };
+    // Model 1's solid is x < -64 + 200.
+    EXPECT_NEAR(stop_x(true, R"("classname" "func_door")"), 136, 0.1);
+    EXPECT_EQ(stop_x(true, R"("classname" "func_water" "skin" "-3")"), 0);
+    EXPECT_EQ(stop_x(true, R"("classname" "func_door" "spawnflags" "8")"), 0);
+    EXPECT_NEAR(stop_x(false, R"("classname" "func_door" "spawnflags" "8")"), 136, 0.1);
+    EXPECT_EQ(stop_x(false, R"("classname" "func_ladder")"), 0);
 }
