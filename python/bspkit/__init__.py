@@ -357,7 +357,9 @@ class Bsp:
         normal (3), dist, hit, startsolid, allsolid, triangle, inopen, inwater (Quake 1 family clip
         hulls: the trace passed an empty / a water, slime, lava or sky leaf), contents (engine value),
         content_flags, surface_flags, model, brush. hull: Quake 1 / GoldSrc clip hull; mins/maxs: a
-        box; models: also hit brush models. The GIL is released, the rays run on every core.
+        box; models: also hit brush models at their entities' origins, not those the game spawns not
+        solid (triggers, ladders, zones, "Passable" doors...: TraceOptions::models in query.hpp).
+        The GIL is released, the rays run on every core.
         A ray that cannot be traced (coordinates too large for distances to the map's planes)
         raises BspError for the call, naming the first such ray and how many there were."""
         import numpy as np
