@@ -24,12 +24,14 @@ bool iequal(std::string_view a, std::string_view b) {
 
 /// The value of `key` (the engines match key names without case; Source
 /// writes "Solidity", "StartDisabled") as a whole number, as atoi reads it:
-/// leading blanks, then digits; 0 when absent or not a number.
+/// leading blanks, a sign, then digits up to the first other character; 0
+/// when absent, not a number or out of range.
 int64_t number_key(const Entity& e, std::string_view key) {
     for (const KeyValue& kv : e.pairs) {
         if (!iequal(kv.key, key)) continue;
         std::string_view v = kv.value;
         while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+        if (v.starts_with('+')) v.remove_prefix(1);
         int64_t n = 0;
         if (std::from_chars(v.data(), v.data() + v.size(), n).ec != std::errc{}) return 0;
         return n;

@@ -686,6 +686,10 @@ TEST(Query, BrushEntitiesSolidAsTheirGamesSpawnThem) {
         {Format::quake1, R"("classname" "func_door" "spawnflags" "8")", true},  // Quake: 8 is the gold key
         {Format::goldsrc, R"("classname" "func_door" "spawnflags" "8")", false},  // Half-Life: Passable
         {Format::goldsrc, R"("classname" "func_door" "spawnflags" "1")", true},
+        {Format::goldsrc, R"("classname" "func_door" "spawnflags" " +9")", false},   // read as atoi does
+        {Format::goldsrc, R"("classname" "func_door" "spawnflags" "8 junk")", false},
+        {Format::goldsrc, R"("classname" "func_door" "spawnflags" "x8")", true},
+        {Format::goldsrc, R"("classname" "func_door" "spawnflags" "99999999999999999999")", true},
         {Format::goldsrc, R"("classname" "func_water" "skin" "-3")", false},
         {Format::goldsrc, R"("classname" "func_water")", true},  // skin 0: a plain door
         {Format::goldsrc, R"("classname" "func_door" "skin" "-3")", false},
