@@ -4,6 +4,8 @@
 // as it is when the map starts.
 #include "query/solidity.hpp"
 
+#include <bspkit/ascii.hpp>
+
 #include <charconv>
 #include <cstdint>
 #include <string_view>
@@ -11,24 +13,13 @@
 namespace bspkit::query::detail {
 namespace {
 
-bool iequal(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i) {
-        char x = a[i], y = b[i];
-        if (x >= 'A' && x <= 'Z') x = char(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = char(y - 'A' + 'a');
-        if (x != y) return false;
-    }
-    return true;
-}
-
 /// The value of `key` (the engines match key names without case; Source
 /// writes "Solidity", "StartDisabled") as a whole number, as atoi reads it:
 /// leading blanks, a sign, then digits up to the first other character; 0
 /// when absent, not a number or out of range.
 int64_t number_key(const Entity& e, std::string_view key) {
     for (const KeyValue& kv : e.pairs) {
-        if (!iequal(kv.key, key)) continue;
+        if (!ascii_iequals(kv.key, key)) continue;
         std::string_view v = kv.value;
         while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
         if (v.starts_with('+')) v.remove_prefix(1);
