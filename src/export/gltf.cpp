@@ -174,12 +174,13 @@ private:
                 }
         }
         std::function<model::Texture()> bake;
-        if (baked)
-            bake = [this] {  // on the image thread; texels_per_luxel_ is read after images_.get()
-                detail::Baked b = detail::bake(map_, selection_, *selection_.lightmap, options_);
-                texels_per_luxel_ = b.texels_per_luxel;
-                return std::move(b.image);
+        if (baked) {
+            // The layout first: fill_geometry() writes lit vertices' TEXCOORD_1 in it.
+            bake_layout_ = detail::plan_bake(map_, selection_, *selection_.lightmap, options_);
+            bake = [this] {  // on the image thread
+                return std::move(detail::bake(map_, selection_, *selection_.lightmap, options_, bake_layout_).image);
             };
+        }
         images_ = detail::encode_images_async(map_, std::move(textures), baked ? nullptr : selection_.lightmap.get(),
                                               std::move(bake), options_.png_compression);
     }
@@ -210,8 +211,8 @@ private:
         bspkit::detail::parallel_for(jobs.size(), threads, [&](size_t j) {
             const auto& sm = selection_.models[jobs[j].model];
             ranges_[j].primitive = uint32_t(jobs[j].group);
-            fill_group_bytes(*sm.model, sm.groups[jobs[j].group], offsets_[jobs[j].model][jobs[j].group], ranges_[j],
-                             bounds[j]);
+            fill_group_bytes(jobs[j].model, sm.groups[jobs[j].group], offsets_[jobs[j].model][jobs[j].group],
+                             ranges_[j], bounds[j]);
         });
         const size_t total = std::max<size_t>(selection_.vertices, 1);
         size_t done = 0, j = 0;
@@ -241,8 +242,9 @@ private:
     /// A group's vertex streams and indices, written into bin_; its surfaces'
     /// index ranges into `ranges`, its position bounds into `bounds`. Touches
     /// nothing another group's call does.
-    void fill_group_bytes(const model::Model& m, const detail::Group& g, const GroupOffsets& o,
-                          PrimitiveRanges& ranges, Bounds& bounds) {
+    void fill_group_bytes(size_t selected, const detail::Group& g, const GroupOffsets& o, PrimitiveRanges& ranges,
+                          Bounds& bounds) {
+        const model::Model& m = *selection_.models[selected].model;
         uint8_t* pos = bin_.data() + stream_offset_[kPosition] + o.at[kPosition];
         uint8_t* nrm = bin_.data() + stream_offset_[kNormal] + o.at[kNormal];
         uint8_t* uv0 = bin_.data() + stream_offset_[kUv0] + o.at[kUv0];
@@ -273,8 +275,9 @@ private:
                 hi[0] = std::max(hi[0], p.x), hi[1] = std::max(hi[1], p.y), hi[2] = std::max(hi[2], p.z);
                 if (uv1) {
                     const bool has = s.lightmap >= 0;
-                    put_f32(uv1, has ? detail::finite(v.lightmap_uv.x) : 0.0f);
-                    put_f32(uv1 + 4, has ? detail::finite(v.lightmap_uv.y) : 0.0f);
+                    const model::Vec2 lm = bake_layout_.uv(selected, si, v.lightmap_uv);  // as is unless baked and packed
+                    put_f32(uv1, has ? detail::finite(lm.x) : 0.0f);
+                    put_f32(uv1 + 4, has ? detail::finite(lm.y) : 0.0f);
                     uv1 += 8;
                 }
                 if (col) {
@@ -392,7 +395,7 @@ private:
                 const int texture = texture_of.at(detail::kBakedImage);
                 m["pbrMetallicRoughness"]["baseColorTexture"] = {{"index", texture}, {"texCoord", 1}};
                 extras["lightmap"] = {{"texture", texture}, {"texCoord", 1}, {"styles", "all"}, {"baked", true},
-                                      {"texels_per_luxel", texels_per_luxel_},
+                                      {"texels_per_luxel", bake_layout_.texels_per_luxel},
                                       {"scale", detail::engine_light_scale(map_.format)},
                                       {"exposure", options_.exposure}};
             } else if (lit) {
@@ -553,7 +556,7 @@ private:
     size_t stream_offset_[kStreams] = {}, stream_length_[kStreams] = {};
     int stream_view_[kStreams] = {-1, -1, -1, -1, -1, -1};
     bspkit::detail::Background<std::vector<detail::Image>> images_;
-    uint32_t texels_per_luxel_ = 1;
+    detail::BakeLayout bake_layout_;  ///< where lit surfaces are in the baked texture (Lighting::baked)
     Bytes bin_;
     std::vector<std::pair<std::string, Bytes>> files_;
     json doc_ = json::object();

@@ -2,6 +2,7 @@
 
 #include "../core/large_buffer.hpp"
 #include "../core/parallel.hpp"
+#include "../core/shelf_pack.hpp"
 
 #include <algorithm>
 #include <array>
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <numeric>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -326,29 +328,126 @@ void shade_texel(const uint8_t* light, uint32_t light_w, const Tap& lx, const Ta
 
 double srgb_to_linear(double v) { return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); }
 
+model::Vec2 BakeLayout::uv(size_t model, uint32_t surface, model::Vec2 lightmap_uv) const noexcept {
+    if (!packed()) return lightmap_uv;
+    // As bake() places the surface's corners: a coordinate that is not a number at 0.
+    const Shift s = shift(model, surface);
+    return {float((finite_or_zero(lightmap_uv.x) * atlas_width + s.x) / width),
+            float((finite_or_zero(lightmap_uv.y) * atlas_height + s.y) / height)};
+}
+
+namespace {
+/// The rings of uncovered texels bake() fills around covered ones.
+constexpr int kDilateRings = 2;
+}  // namespace
+
+BakeLayout plan_bake(const model::Map& map, const Selection& selection, const model::LightmapAtlas& light,
+                     const Options& options) {
+    bool textured = false;
+    for (const auto& sm : selection.models)
+        for (const auto& g : sm.groups)
+            textured = textured || (g.lit && options.textures && map.materials[g.material].texture >= 0);
+    BakeLayout out;
+    if (!textured && options.bake_texels_per_luxel == 0) {
+        // Nothing to multiply: the shaded atlas is the baked texture.
+        out.light_only = true;
+        out.width = out.atlas_width = light.width;
+        out.height = out.atlas_height = light.height;
+        return out;
+    }
+    const uint32_t side = std::max(light.width, light.height);
+    uint32_t k = options.bake_texels_per_luxel ? std::min(options.bake_texels_per_luxel, 64u) : 4;
+    while (k > 1 && uint64_t(side) * k > std::max(options.bake_max_size, 1u)) --k;
+    out.texels_per_luxel = k;
+    out.width = out.atlas_width = light.width * k;
+    out.height = out.atlas_height = light.height * k;
+    if (!out.width || !out.height) return out;
+
+    // Each lit surface's box in the scaled atlas: the texels bake() may cover
+    // (texel_box() of its corners, clamped to the atlas) and the rings around
+    // them, whole even where they pass the atlas's edge (the rings fill them).
+    struct Box {
+        size_t model;
+        uint32_t surface;
+        int64_t x0, y0;
+    };
+    std::vector<Box> boxes;
+    std::vector<bspkit::detail::ShelfSize> sizes;
+    uint64_t area = 0;
+    uint32_t widest = 1;
+    const uint64_t atlas_area = uint64_t(out.atlas_width) * out.atlas_height;
+    const double aw = out.atlas_width, ah = out.atlas_height;
+    for (size_t mi = 0; mi < selection.models.size(); ++mi) {
+        const model::Model& m = *selection.models[mi].model;
+        for (const auto& g : selection.models[mi].groups) {
+            if (!g.lit) continue;
+            for (const uint32_t si : g.surfaces) {
+                const model::Surface& s = m.surfaces[si];
+                if (s.vertices.empty()) continue;
+                double lo_x = aw, hi_x = 0, lo_y = ah, hi_y = 0;
+                for (const model::Vertex& v : s.vertices) {
+                    const double x = finite_or_zero(v.lightmap_uv.x) * aw, y = finite_or_zero(v.lightmap_uv.y) * ah;
+                    lo_x = std::min(lo_x, x), hi_x = std::max(hi_x, x);
+                    lo_y = std::min(lo_y, y), hi_y = std::max(hi_y, y);
+                }
+                const auto clamp = [](double v, double n) { return int64_t(std::clamp(v, 0.0, n - 1)); };
+                const int64_t x0 = clamp(std::floor(lo_x), aw) - kDilateRings, x1 = clamp(std::ceil(hi_x), aw) + kDilateRings;
+                const int64_t y0 = clamp(std::floor(lo_y), ah) - kDilateRings, y1 = clamp(std::ceil(hi_y), ah) + kDilateRings;
+                const uint32_t bw = uint32_t(std::max<int64_t>(x1 - x0 + 1, 1)), bh = uint32_t(std::max<int64_t>(y1 - y0 + 1, 1));
+                area += uint64_t(bw) * bh;
+                if (area >= atlas_area) return out;  // no smaller than the atlas (a wild surface spans it)
+                widest = std::max(widest, bw);
+                boxes.push_back({mi, si, x0, y0});
+                sizes.push_back({bw, bh});
+            }
+        }
+    }
+    if (boxes.empty()) return out;
+    std::vector<size_t> order(boxes.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a].height > sizes[b].height; });
+    // The smallest power-of-two width whose shelves are no taller than it is wide.
+    uint64_t pw = 1;
+    while (pw < widest || pw * pw < area) pw *= 2;
+    std::vector<bspkit::detail::ShelfPlace> places(boxes.size());
+    uint64_t ph = bspkit::detail::shelf_pack(sizes, order, uint32_t(pw), places);
+    const uint64_t atlas_side = std::max(out.atlas_width, out.atlas_height);
+    while (ph > pw && pw <= atlas_side) {
+        pw *= 2;
+        ph = bspkit::detail::shelf_pack(sizes, order, uint32_t(pw), places);
+    }
+    uint64_t used_w = 0;
+    for (size_t i = 0; i < boxes.size(); ++i) used_w = std::max<uint64_t>(used_w, places[i].x + uint64_t(sizes[i].width));
+    if (used_w * ph >= atlas_area || std::max(used_w, ph) > atlas_side) return out;
+    out.width = uint32_t(used_w);
+    out.height = uint32_t(ph);
+    out.shifts.resize(selection.models.size());
+    for (size_t mi = 0; mi < selection.models.size(); ++mi)
+        out.shifts[mi].resize(selection.models[mi].model->surfaces.size());
+    for (size_t i = 0; i < boxes.size(); ++i)
+        out.shifts[boxes[i].model][boxes[i].surface] = {int32_t(int64_t(places[i].x) - boxes[i].x0),
+                                                        int32_t(int64_t(places[i].y) - boxes[i].y0)};
+    return out;
+}
+
 Baked bake(const model::Map& map, const Selection& selection, const model::LightmapAtlas& light,
-           const Options& options) {
+           const Options& options, const BakeLayout& layout) {
     const auto texture_of = [&](uint32_t material) -> int32_t {
         return options.textures ? map.materials[material].texture : -1;
     };
-    bool textured = false;
-    for (const auto& sm : selection.models)
-        for (const auto& g : sm.groups) textured = textured || (g.lit && texture_of(g.material) >= 0);
-
     Baked out;
-    const uint32_t side = std::max(light.width, light.height);
-    if (!textured && options.bake_texels_per_luxel == 0) {
-        // Nothing to multiply: the shaded atlas is the baked texture.
+    out.texels_per_luxel = layout.texels_per_luxel;
+    if (layout.light_only) {
         out.image = {"baked", light.width, light.height, {}};
         bspkit::detail::assign_large(out.image.rgba, size_t(light.width) * light.height * 4, 255);
         for (size_t p = 0, n = size_t(light.width) * light.height; p < n; ++p)
             std::copy_n(&light.rgb[p * 3], 3, &out.image.rgba[p * 4]);
         return out;
     }
-    uint32_t k = options.bake_texels_per_luxel ? std::min(options.bake_texels_per_luxel, 64u) : 4;
-    while (k > 1 && uint64_t(side) * k > std::max(options.bake_max_size, 1u)) --k;
-    out.texels_per_luxel = k;
-    const uint32_t w = light.width * k, h = light.height * k;
+    // Triangles are set up and tested in the scaled atlas (aw x ah), each texel
+    // stored at its surface's shift in the baked image (w x h).
+    const uint32_t aw = layout.atlas_width, ah = layout.atlas_height;
+    const uint32_t w = layout.width, h = layout.height;
     out.image = {"baked", w, h, {}};
     bspkit::detail::assign_large(out.image.rgba, size_t(w) * h * 4, 0);
     for (size_t p = 3; p < out.image.rgba.size(); p += 4) out.image.rgba[p] = 255;  // opaque black where nothing lands
@@ -362,10 +461,12 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
     struct Tri {
         double px[3], py[3], tu[3], tv[3], det;
         const Level* level;
-        int x0, x1, y0, y1;
+        int x0, x1, y0, y1;  ///< in the scaled atlas
+        int32_t dx, dy;      ///< the surface's shift
     };
     std::vector<Tri> tris;
-    for (const auto& sm : selection.models)
+    for (size_t mi = 0; mi < selection.models.size(); ++mi) {
+        const auto& sm = selection.models[mi];
         for (const auto& g : sm.groups) {
             if (!g.lit) continue;
             const int32_t t = texture_of(g.material);
@@ -377,14 +478,17 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
             }
             for (const uint32_t si : g.surfaces) {
                 const model::Surface& s = sm.model->surfaces[si];
+                const BakeLayout::Shift shift = layout.shift(mi, si);
                 for (size_t i = 0; i + 2 < s.indices.size(); i += 3) {
                     const model::Vertex* v[3] = {&s.vertices[s.indices[i]], &s.vertices[s.indices[i + 1]],
                                                  &s.vertices[s.indices[i + 2]]};
                     Tri tri;
+                    tri.dx = shift.x;
+                    tri.dy = shift.y;
                     double *px = tri.px, *py = tri.py, *tu = tri.tu, *tv = tri.tv;
                     for (int j = 0; j < 3; ++j) {
-                        px[j] = finite_or_zero(v[j]->lightmap_uv.x) * w;
-                        py[j] = finite_or_zero(v[j]->lightmap_uv.y) * h;
+                        px[j] = finite_or_zero(v[j]->lightmap_uv.x) * aw;
+                        py[j] = finite_or_zero(v[j]->lightmap_uv.y) * ah;
                         tu[j] = finite_or_zero(v[j]->uv.x);
                         tv[j] = finite_or_zero(v[j]->uv.y);
                     }
@@ -405,21 +509,24 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
                         const int n = footprint > 1 && std::isfinite(footprint) ? int(std::floor(std::log2(footprint))) : 0;
                         tri.level = &(*levels)[size_t(std::clamp(n, 0, int(levels->size()) - 1))];
                     }
-                    if (!texel_box(tri.px, tri.py, w, h, tri.x0, tri.x1, tri.y0, tri.y1)) continue;
+                    if (!texel_box(tri.px, tri.py, aw, ah, tri.x0, tri.x1, tri.y0, tri.y1)) continue;
                     tris.push_back(tri);
                 }
             }
         }
+    }
     // The atlas is sampled at each texel's centre / k: its taps depend on the
     // column or the row alone, so they are worked out once per column and row.
-    std::vector<Tap> light_x(w), light_y(h);
-    for (uint32_t x = 0; x < w; ++x) light_x[x] = tap((x + 0.5) / k, light.width, false);
-    for (uint32_t y = 0; y < h; ++y) light_y[y] = tap((y + 0.5) / k, light.height, false);
+    const uint32_t k = layout.texels_per_luxel;
+    std::vector<Tap> light_x(aw), light_y(ah);
+    for (uint32_t x = 0; x < aw; ++x) light_x[x] = tap((x + 0.5) / k, light.width, false);
+    for (uint32_t y = 0; y < ah; ++y) light_y[y] = tap((y + 0.5) / k, light.height, false);
     constexpr int kRows = 32;
     const size_t chunks = (size_t(h) + kRows - 1) / kRows;
     std::vector<std::vector<uint32_t>> in_chunk(chunks);  // triangle indices, in order
     for (size_t i = 0; i < tris.size(); ++i)
-        for (int c = tris[i].y0 / kRows; c <= tris[i].y1 / kRows; ++c) in_chunk[size_t(c)].push_back(uint32_t(i));
+        for (int c = (tris[i].y0 + tris[i].dy) / kRows; c <= (tris[i].y1 + tris[i].dy) / kRows; ++c)
+            in_chunk[size_t(c)].push_back(uint32_t(i));
     parallel_for(chunks, 0, [&](size_t chunk) {
         const int ylo = int(chunk) * kRows, yhi = std::min(int(h), ylo + kRows);
         // Everything the texel loop reads, in this call's own values: a byte stored
@@ -440,7 +547,9 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
             // Rows: only the columns that could be covered (most of a bounding box's texels are not).
             const RowSpans spans(tri.px, tri.py, tri.det, tri.x0, tri.x1, tri.y0, tri.y1);
             const double inv_det = 1.0 / tri.det;
-            for (int y = std::max(tri.y0, ylo); y <= std::min(tri.y1, yhi - 1); ++y) {
+            // Rows of the baked image (y + dy) in this chunk; texels tested and
+            // sampled in the scaled atlas (x, y), stored at (x + dx, y + dy).
+            for (int y = std::max(tri.y0, ylo - tri.dy); y <= std::min(tri.y1, yhi - 1 - tri.dy); ++y) {
                 int xa = tri.x0, xb = tri.x1;
                 spans.narrow(y + 0.5, xa, xb);
                 for (int x = xa; x <= xb; ++x) {
@@ -454,14 +563,14 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
                         tx = tap(u * level_w, level_w, true);
                         ty = tap(vv * level_h, level_h, true);
                     }
-                    const size_t at = size_t(y) * width + size_t(x);
+                    const size_t at = size_t(y + tri.dy) * width + size_t(x + tri.dx);
                     shade_texel_inline(light_rgb, light_w, taps_x[x], taps_y[y], level, tx, ty, image + at * 4);
                     covered[at] = 1;
                 }
             }
         }
     });
-    dilate(out.image, mask, 2);
+    dilate(out.image, mask, kDilateRings);
     return out;
 }
 

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 namespace bspkit::exporter::detail {
 
@@ -114,14 +115,50 @@ private:
     double min_slope_ = 0;  ///< 1e-6 S
 };
 
+/// Where bake() puts each lit surface's texels. The atlas layout scaled by
+/// `texels_per_luxel` leaves most of its area empty on maps of small faces:
+/// every lightmap's border luxels, the half luxel past each edge of a face,
+/// the lightmaps of surfaces not exported (83% of cs16_de_torabora's
+/// 4096 x 1848). So each lit surface's box there (the texels its triangles
+/// cover and the two rings dilate() fills) is packed on shelves instead, as
+/// a whole-texel shift: every texel keeps the value it had in the scaled
+/// atlas. The scaled atlas itself is kept (no shifts) when packing would not
+/// make it smaller, and when the baked image is the shaded atlas (no texture).
+struct BakeLayout {
+    uint32_t width = 0, height = 0;              ///< the baked texture
+    uint32_t texels_per_luxel = 1;
+    uint32_t atlas_width = 0, atlas_height = 0;  ///< the atlas, times texels_per_luxel
+    bool light_only = false;  ///< no lit material has a texture: the baked image is the shaded atlas
+    /// Texels from a surface's place in the scaled atlas to its place in the
+    /// baked texture, [selected model][surface]; empty when not packed.
+    struct Shift {
+        int32_t x = 0, y = 0;
+    };
+    std::vector<std::vector<Shift>> shifts;
+
+    bool packed() const noexcept { return !shifts.empty(); }
+    Shift shift(size_t model, uint32_t surface) const noexcept {
+        return packed() && model < shifts.size() && surface < shifts[model].size() ? shifts[model][surface] : Shift{};
+    }
+    /// A lit vertex's TEXCOORD_1 in the baked texture, from its lightmap_uv
+    /// (the atlas's); lightmap_uv itself when not packed.
+    model::Vec2 uv(size_t model, uint32_t surface, model::Vec2 lightmap_uv) const noexcept;
+};
+
+/// The layout of the baked texture of every lit group of `selection` (see
+/// export.hpp), whose lightmap is `light`; cheap (no texel is visited), so
+/// the writers know the UVs before the texture is baked.
+BakeLayout plan_bake(const model::Map& map, const Selection& selection, const model::LightmapAtlas& light,
+                     const Options& options);
+
 struct Baked {
-    model::Texture image;               ///< RGBA, in the atlas layout at `texels_per_luxel`
+    model::Texture image;               ///< RGBA, `layout`'s width x height
     uint32_t texels_per_luxel = 1;
 };
 
-/// The baked texture of every lit group of `selection` (see export.hpp),
-/// from the shaded atlas `light`.
+/// The baked texture of every lit group of `selection`, from the shaded atlas
+/// `light`, laid out as `layout` (plan_bake() of the same arguments).
 Baked bake(const model::Map& map, const Selection& selection, const model::LightmapAtlas& light,
-           const Options& options);
+           const Options& options, const BakeLayout& layout);
 
 }  // namespace bspkit::exporter::detail

@@ -86,6 +86,7 @@ inline char* put_uint(char* p, uint64_t v) { return std::to_chars(p, p + 24, v).
 /// One unit of formatting work: surfaces [begin, end) of a usemtl group of
 /// one model (a group is cut in two where the halves of the work meet).
 struct Job {
+    size_t selected = 0;  ///< index into Selection::models
     const model::Model* model = nullptr;
     const detail::Group* group = nullptr;
     bool starts_model = false;
@@ -96,7 +97,7 @@ struct Job {
     uint64_t vertices = 0, indices = 0;
 };
 
-void format_group(const Job& job, const detail::Axes& axes, Text& out) {
+void format_group(const Job& job, const detail::Axes& axes, const detail::BakeLayout& bake_layout, Text& out) {
     const model::Model& m = *job.model;
     if (job.starts_model) {
         out.append(m.index == 0 ? "o world\n" : "o model_" + std::to_string(m.index) + "\n");
@@ -119,7 +120,8 @@ void format_group(const Job& job, const detail::Axes& axes, Text& out) {
             p = put_float(p, pos.x), *p++ = ' ';
             p = put_float(p, pos.y), *p++ = ' ';
             p = put_float(p, pos.z), *p++ = '\n';
-            const model::Vec2 uv = job.group->lit ? v.lightmap_uv : v.uv;  // lit: the baked texture's UVs
+            const model::Vec2 uv = job.group->lit ? bake_layout.uv(job.selected, si, v.lightmap_uv)  // the baked texture's
+                                                  : v.uv;
             *p++ = 'v', *p++ = 't', *p++ = ' ';
             p = put_float(p, uv.x), *p++ = ' ';
             p = put_float(p, 1.0f - uv.y), *p++ = '\n';
@@ -248,17 +250,22 @@ Summary write_obj(const model::Map& map, const std::filesystem::path& path, cons
             }
         }
     std::function<model::Texture()> bake;
-    if (lit) bake = [&] { return detail::bake(map, selection, *selection.lightmap, options).image; };
+    detail::BakeLayout bake_layout;  // before the texture: lit vertices' vt are in it
+    if (lit) {
+        bake_layout = detail::plan_bake(map, selection, *selection.lightmap, options);
+        bake = [&] { return detail::bake(map, selection, *selection.lightmap, options, bake_layout).image; };
+    }
     auto images = detail::encode_images_async(map, textures, nullptr, std::move(bake), options.png_compression,
                                               detail::ImageFiles{dir, stem + "_"});
 
     // Jobs, and the vertex number each starts at.
     std::vector<Job> jobs;
     uint64_t next_vertex = 1;
-    for (const auto& sm : selection.models) {
+    for (size_t mi = 0; mi < selection.models.size(); ++mi) {
+        const auto& sm = selection.models[mi];
         bool first = true;
         for (const auto& g : sm.groups) {
-            jobs.push_back(Job{sm.model, &g, first, true, mtl_names[size_t(mtl_of[key(g)])], next_vertex, 0,
+            jobs.push_back(Job{mi, sm.model, &g, first, true, mtl_names[size_t(mtl_of[key(g)])], next_vertex, 0,
                                g.surfaces.size(), g.vertices, g.indices});
             next_vertex += g.vertices;
             first = false;
@@ -309,7 +316,7 @@ Summary write_obj(const model::Map& map, const std::filesystem::path& path, cons
     head.append("mtllib " + stem + ".mtl\n");
     const auto format_range = [&](size_t from, size_t to, Text& out, bool report) {
         for (size_t j = from; j < to; ++j) {
-            format_group(jobs[j], axes, out);
+            format_group(jobs[j], axes, bake_layout, out);
             if (report && options.progress) options.progress("geometry", double(j + 1 - from) / double(to - from));
         }
     };

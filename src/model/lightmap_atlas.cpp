@@ -6,6 +6,7 @@
 #include <bspkit/model.hpp>
 
 #include "../core/large_buffer.hpp"
+#include "../core/shelf_pack.hpp"
 
 #include <algorithm>
 #include <array>
@@ -26,22 +27,17 @@ constexpr uint32_t kMaxTallSide = 16384;
 /// Skyline segments the packings of one atlas may look at (about 0.1 s).
 constexpr uint64_t kSkylineBudget = uint64_t(1) << 27;
 
-// Places images of the given sizes on shelves of `width`; returns the height used.
+// Places images of the given sizes (and their borders) on shelves of
+// `width` (core/shelf_pack.hpp); returns the height used.
 uint32_t shelf_pack(const std::vector<LightmapImage>& images, const std::vector<size_t>& order, uint32_t width,
                     std::vector<Rect>& out) {
-    uint32_t x = 0, y = 0, shelf = 0;
-    for (size_t i : order) {
-        const uint32_t w = images[i].width + 2 * kBorder, h = images[i].height + 2 * kBorder;
-        if (x + w > width) {
-            x = 0;
-            y += shelf;
-            shelf = 0;
-        }
-        out[i] = {x + kBorder, y + kBorder};
-        x += w;
-        shelf = std::max(shelf, h);
-    }
-    return y + shelf;
+    std::vector<bspkit::detail::ShelfSize> sizes(images.size());
+    for (size_t i = 0; i < images.size(); ++i)
+        sizes[i] = {images[i].width + 2 * kBorder, images[i].height + 2 * kBorder};
+    std::vector<bspkit::detail::ShelfPlace> places(images.size());
+    const uint64_t height = bspkit::detail::shelf_pack(sizes, order, width, places);
+    for (const size_t i : order) out[i] = {places[i].x + kBorder, places[i].y + kBorder};
+    return uint32_t(std::min<uint64_t>(height, UINT32_MAX));
 }
 
 /// Places images of the given sizes bottom-left on a skyline of `width`

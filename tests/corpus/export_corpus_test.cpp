@@ -10,6 +10,9 @@
 #include <bspkit/export.hpp>
 #include <bspkit/model.hpp>
 
+#include "export/lighting.hpp"
+#include "export/selection.hpp"
+
 #include "corpus.hpp"
 #include "export_readers.hpp"
 #include "same_asset.hpp"
@@ -310,6 +313,93 @@ TEST(ExportCorpusWarnings, ManyWarningsOfOneLumpAreCounted) {
 
 INSTANTIATE_TEST_SUITE_P(Corpus, ExportCorpus, ::testing::ValuesIn(readable_paths()),
                          [](const auto& info) { return test_name(info.param); });
+
+// The baked texture packs each lit surface's texels on shelves when that is
+// smaller than the lightmap atlas's layout (plan_bake()): every texel a lit
+// triangle covers there holds the bytes the atlas layout gives it, at the
+// surface's shift, on every corpus map that packs; a map of small faces
+// (torabora) needs under half the texels.
+TEST(ExportCorpusBake, PackedLayoutKeepsEveryCoveredTexelOfTheAtlasLayout) {
+    namespace ed = exporter::detail;
+    size_t packed_maps = 0, compared = 0;
+    bool torabora = false;
+    for (const auto& f : corpus_files()) {
+        if (!expected_format(f)) continue;
+        const auto map = build_or_fail(f);
+        if (!map) continue;
+        const exporter::Options options;
+        const ed::Selection selection = ed::select(*map, options, true);
+        if (!selection.lightmap) continue;
+        const ed::BakeLayout layout = ed::plan_bake(*map, selection, *selection.lightmap, options);
+        if (!layout.packed()) continue;
+        ++packed_maps;
+        ed::BakeLayout atlas = layout;
+        atlas.shifts.clear();
+        atlas.width = atlas.atlas_width;
+        atlas.height = atlas.atlas_height;
+        const ed::Baked a = ed::bake(*map, selection, *selection.lightmap, options, atlas);
+        const ed::Baked b = ed::bake(*map, selection, *selection.lightmap, options, layout);
+        ASSERT_EQ(a.image.width, layout.atlas_width);
+        ASSERT_EQ(b.image.width, layout.width);
+        ASSERT_EQ(b.image.height, layout.height);
+        EXPECT_LT(uint64_t(b.image.width) * b.image.height, uint64_t(a.image.width) * a.image.height) << f.relpath;
+        if (f.relpath.find("torabora") != std::string::npos) {
+            torabora = true;
+            EXPECT_LT(2 * uint64_t(b.image.width) * b.image.height, uint64_t(a.image.width) * a.image.height);
+        }
+        // The texels each lit triangle covers in the atlas layout (their centres
+        // well inside it), the last surface to cover a texel owning it.
+        std::vector<int64_t> owner(size_t(a.image.width) * a.image.height, -1);
+        std::vector<std::pair<size_t, uint32_t>> surfaces;  // (selected model, surface)
+        std::vector<std::vector<uint32_t>> texels;          // per entry of `surfaces`
+        for (size_t mi = 0; mi < selection.models.size(); ++mi)
+            for (const auto& g : selection.models[mi].groups) {
+                if (!g.lit) continue;
+                for (const uint32_t si : g.surfaces) {
+                    const model::Surface& s = selection.models[mi].model->surfaces[si];
+                    const int64_t me = int64_t(surfaces.size());
+                    surfaces.push_back({mi, si});
+                    texels.emplace_back();
+                    for (size_t i = 0; i + 2 < s.indices.size(); i += 3) {
+                        double px[3], py[3];
+                        for (int j = 0; j < 3; ++j) {
+                            px[j] = double(s.vertices[s.indices[i + j]].lightmap_uv.x) * a.image.width;
+                            py[j] = double(s.vertices[s.indices[i + j]].lightmap_uv.y) * a.image.height;
+                        }
+                        const double det = (px[1] - px[0]) * (py[2] - py[0]) - (px[2] - px[0]) * (py[1] - py[0]);
+                        int x0, x1, y0, y1;
+                        if (!(std::fabs(det) > 1e-6) || !ed::texel_box(px, py, a.image.width, a.image.height, x0, x1, y0, y1))
+                            continue;
+                        for (int y = y0; y <= y1; ++y)
+                            for (int x = x0; x <= x1; ++x) {
+                                const ed::Barycentric bc = ed::barycentric(px, py, 1 / det, x + 0.5, y + 0.5);
+                                if (bc.b0 < 1e-6 || bc.b1 < 1e-6 || bc.b2 < 1e-6) continue;
+                                owner[size_t(y) * a.image.width + size_t(x)] = me;
+                                texels.back().push_back(uint32_t(y) * a.image.width + uint32_t(x));
+                            }
+                    }
+                }
+            }
+        size_t mismatched = 0;
+        for (size_t k = 0; k < surfaces.size(); ++k) {
+            const ed::BakeLayout::Shift shift = layout.shift(surfaces[k].first, surfaces[k].second);
+            for (const uint32_t at : texels[k]) {
+                if (owner[at] != int64_t(k)) continue;
+                const uint32_t x = at % a.image.width, y = at / a.image.width;
+                const int64_t bx = int64_t(x) + shift.x, by = int64_t(y) + shift.y;
+                ASSERT_TRUE(bx >= 0 && by >= 0 && bx < b.image.width && by < b.image.height) << f.relpath;
+                const uint8_t* pa = &a.image.rgba[size_t(at) * 4];
+                const uint8_t* pb = &b.image.rgba[(size_t(by) * b.image.width + size_t(bx)) * 4];
+                mismatched += std::memcmp(pa, pb, 4) != 0;
+                ++compared;
+            }
+        }
+        EXPECT_EQ(mismatched, 0u) << f.relpath;
+    }
+    EXPECT_TRUE(torabora);
+    EXPECT_GE(packed_maps, 4u);
+    EXPECT_GT(compared, 1000000u);
+}
 
 // The user chooses the Quake 3 patch level: a fixed level gives every patch
 // segment that many subdivisions, so a finer level writes more triangles, and

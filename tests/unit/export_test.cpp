@@ -1073,6 +1073,90 @@ TEST(Lighting, NoSkyDropsSkySurfaces) {
     EXPECT_EQ(without.json.find("\"sky\""), std::string::npos);
 }
 
+namespace {
+
+// Sixteen 32-unit floor quads, each lit by a 2 x 2 luxel patch of its own
+// colour in the middle of a 16 x 16 luxel cell of a 64 x 64 atlas (the
+// atlas is mostly empty, as on maps of small faces), under a white texture.
+model::Map lit_cells() {
+    model::Map map;
+    map.format = Format::source;  // light x1: the baked texel is the luxel
+    map.materials = {{"floor", 0, 2, 2, 0, {}}};
+    map.textures = {{"floor", 2, 2, std::vector<uint8_t>(16, 255)}};
+    model::LightmapAtlas page{0, 64, 64, std::vector<uint8_t>(64 * 64 * 3, 0)};
+    model::Model world;
+    for (int i = 0; i < 16; ++i) {
+        const int cx = i % 4, cy = i / 4;
+        for (int y = cy * 16; y < cy * 16 + 16; ++y)
+            for (int x = cx * 16; x < cx * 16 + 16; ++x) {
+                uint8_t* luxel = &page.rgb[size_t(y * 64 + x) * 3];
+                luxel[0] = uint8_t(30 + 10 * i), luxel[1] = uint8_t(200 - 10 * i), luxel[2] = uint8_t(20 + 7 * i);
+            }
+        model::Surface s = quad(0, {float(64 * i), 0, 0}, {32, 0, 0}, {0, 32, 0}, {0, 0, 1}, 0);
+        const float u0 = float(cx * 16 + 7) / 64, u1 = float(cx * 16 + 9) / 64;
+        const float v0 = float(cy * 16 + 7) / 64, v1 = float(cy * 16 + 9) / 64;
+        const model::Vec2 corners[4] = {{u0, v0}, {u1, v0}, {u1, v1}, {u0, v1}};
+        for (int c = 0; c < 4; ++c) s.vertices[size_t(c)].lightmap_uv = corners[c];
+        world.surfaces.push_back(s);
+    }
+    map.models.push_back(world);
+    map.lightmaps.push_back(std::move(page));
+    return map;
+}
+
+/// The colour lit_cells() gives quad i.
+std::array<int, 3> cell_colour(int i) { return {30 + 10 * i, 200 - 10 * i, 20 + 7 * i}; }
+
+/// The texel of `png` under texture coordinate (u, v).
+std::array<int, 3> texel_at(const DecodedPng& png, double u, double v) {
+    const size_t x = size_t(std::clamp(u * png.width, 0.0, png.width - 1.0));
+    const size_t y = size_t(std::clamp(v * png.height, 0.0, png.height - 1.0));
+    const uint8_t* p = png.rgba.data() + (y * png.width + x) * 4;
+    return {p[0], p[1], p[2]};
+}
+
+}  // namespace
+
+// The baked texture packs each lit surface's texels instead of keeping the
+// atlas layout (mostly empty here), and the lit vertices' TEXCOORD_1 (glTF)
+// and vt (OBJ) follow: every triangle's centre lands on its own quad's colour.
+TEST(Lighting, BakedTexturePacksSurfacesAndTheirUvsFollow) {
+    const model::Map map = lit_cells();
+    const BakedExport glb = export_baked(map);  // 2 texels per luxel: the atlas layout would be 128 x 128
+    EXPECT_EQ(glb.material["extras"]["lightmap"]["texels_per_luxel"], 2);
+    EXPECT_LT(size_t(glb.baked.width) * glb.baked.height, size_t(128 * 128) / 4)
+        << glb.baked.width << " x " << glb.baked.height;
+    size_t triangles = 0;
+    for (const auto& prim : glb.file.doc["meshes"][0]["primitives"]) {
+        const auto pos = glb.file.accessor(prim["attributes"]["POSITION"]);
+        const auto uv1 = glb.file.accessor(prim["attributes"]["TEXCOORD_1"]);
+        const auto idx = glb.file.accessor(prim["indices"]);
+        for (size_t t = 0; t + 2 < idx.size(); t += 3, ++triangles) {
+            double x = 0, u = 0, v = 0;
+            for (size_t c = 0; c < 3; ++c) {
+                const size_t k = size_t(idx[t + c]);
+                x += pos[k * 3] / 3, u += uv1[k * 2] / 3, v += uv1[k * 2 + 1] / 3;
+            }
+            EXPECT_EQ(texel_at(glb.baked, u, v), cell_colour(int(x / 64))) << "triangle " << t / 3;
+        }
+    }
+    EXPECT_EQ(triangles, 32u);
+
+    const fs::path dir = test::temp_dir("baked_cells");
+    exporter::Options options;
+    options.bake_texels_per_luxel = 2;
+    exporter::write_obj(map, dir / "out.obj", options);
+    const DecodedPng baked = decode_png(read_file(dir / "out_baked.png"));
+    EXPECT_EQ(baked.rgba, glb.baked.rgba);
+    const auto obj = test::ObjCounts::parse(read_text(dir / "out.obj"));
+    ASSERT_EQ(obj.faces.size(), 32u);
+    for (const auto& f : obj.faces) {  // v, vt and vn share indices
+        double x = 0, u = 0, v = 0;
+        for (const size_t k : f) x += obj.positions[(k - 1) * 3] / 3, u += obj.uvs[(k - 1) * 2] / 3, v += obj.uvs[(k - 1) * 2 + 1] / 3;
+        EXPECT_EQ(texel_at(baked, u, 1 - v), cell_colour(int(x / 64)));  // vt is flipped
+    }
+}
+
 TEST(Lighting, BakedExportsPassTheValidatorAndObjUsesTheBakedTexture) {
     const fs::path dir = test::temp_dir("baked");
     model::Map map = lit_quad(Format::quake1, 64, true);
