@@ -11,7 +11,8 @@
 //     its entity puts it (Model::origin); its mesh has one primitive per
 //     (material, lit or not) with POSITION (with min/max), NORMAL (unit
 //     length), TEXCOORD_0 (texture UVs, top-left origin as stored), TEXCOORD_1
-//     (lightmap atlas UVs, lit primitives only), COLOR_0 (only when some
+//     (lit primitives only: the lightmap atlas UVs, or the baked texture's
+//     with Lighting::baked), COLOR_0 (only when some
 //     vertex colour is not opaque white) and UNSIGNED_INT indices. Triangles
 //     are wound counter-clockwise about their vertex normals (glTF's front
 //     face), whatever winding the builder used.
@@ -33,8 +34,8 @@
 //     * baked (the default): the map looks lit as in its game in any stock
 //       viewer with no scene lights. Every material is unlit
 //       (KHR_materials_unlit, which three.js and Blender import). Lit
-//       primitives use one "baked" RGB(A) texture on TEXCOORD_1 (the atlas
-//       UVs) as baseColorTexture: each lit triangle rasterised into the atlas
+//       primitives use one "baked" RGB(A) texture on TEXCOORD_1 as
+//       baseColorTexture: each lit triangle rasterised into the atlas
 //       layout at `bake_texels_per_luxel` texels per luxel, every texel the
 //       material's texture (sampled at the interpolated TEXCOORD_0, from a box
 //       filtered mip level matching the texel's footprint) times the light, as
@@ -45,7 +46,10 @@
 //       light itself, washed out). When no lit material has
 //       a texture the baked image is the shaded atlas itself (1 texel per
 //       luxel). Uncovered texels next to covered ones are filled from them
-//       (two rings) so bilinear filtering does not bleed black. Lit
+//       (two rings) so bilinear filtering does not bleed black. Then each
+//       lit surface's texels (and those rings) are packed on shelves, and
+//       TEXCOORD_1 follows, when that makes the texture smaller than the
+//       atlas layout (maps of small faces: cs16_de_torabora 2.3x). Lit
 //       primitives carry no COLOR_0 in this mode (Quake 3 vertex colours are
 //       the vertex-lit fallback, not a factor of the lightmap); unlit ones
 //       (sky, water, fullbright, vertex-lit) keep their texture and colours.
@@ -90,7 +94,7 @@
 //
 // OBJ specifics
 //   With Lighting::baked, lit groups use the baked texture as map_Kd (their vt
-//   are the atlas UVs) and unlit groups their own texture; otherwise no lightmap.
+//   are TEXCOORD_1's) and unlit groups their own texture; otherwise no lightmap.
 //   One `o` group per model with something drawn, one `usemtl` per material; every vertex written
 //   as v / vt / vn (vt flipped to OBJ's bottom-left origin: v' = 1 - v);
 //   faces as "f a/a/a b/b/b c/c/c". The .mtl beside it names each material
