@@ -8,6 +8,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace bspkit::query::detail {
@@ -101,7 +102,12 @@ bool source_solid(std::string_view cls, const Entity& e) {
 }  // namespace
 
 bool solid_at_spawn(Format format, const Entity& entity) {
-    const std::string_view cls = entity.get("classname");
+    // Source's entity factories are looked up without case (a CUtlDict, whose
+    // compare is caseless); Quake's and Half-Life's spawn functions by exact
+    // name (strcmp, a DLL export), so there "Func_Wall" spawns nothing that
+    // bspkit can name, and counts as solid like any unknown classname.
+    const std::string lowered = format == Format::source ? ascii_lower(entity.get("classname")) : std::string();
+    const std::string_view cls = format == Format::source ? std::string_view(lowered) : entity.get("classname");
     // Every family: triggers are SOLID_TRIGGER (Source: FSOLID_TRIGGER |
     // FSOLID_NOT_SOLID), touched and never traced against; an illusionary
     // wall is SOLID_NOT; a ladder is a volume the player climbs in

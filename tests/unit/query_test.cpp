@@ -736,6 +736,11 @@ TEST(Query, BrushEntitiesSolidAsTheirGamesSpawnThem) {
         {Format::source, R"("classname" "func_door_rotating" "spawnflags" "416")", true},
         {Format::source, R"("classname" "func_water" "spawnflags" "8")", true},
         {Format::source, R"("classname" "func_breakable")", true},
+        // Source finds a classname's factory without case (CUtlDict's caseless compare).
+        {Format::source, R"("classname" "Func_Brush" "Solidity" "1")", false},
+        {Format::source, R"("classname" "TRIGGER_multiple")", false},
+        {Format::source, R"("classname" "FUNC_DOOR" "spawnflags" "8")", false},
+        {Format::source, R"("classname" "Func_BuyZone")", false},
     };
     for (const Case& c : cases) {
         const EntityLump lump = EntityLump::parse("{" + std::string(c.entity) + "}");
