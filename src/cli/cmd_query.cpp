@@ -10,13 +10,21 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <exception>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <span>
 #include <string_view>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 namespace bspkit::cli {
 namespace {
@@ -70,6 +78,36 @@ std::vector<float> numbers(const std::string& text, size_t count, const char* wh
 Vec3 vec3(const std::string& text, const char* what) {
     const auto v = numbers(text, 3, what);
     return {v[0], v[1], v[2]};
+}
+
+/// Runs job(b) for every block b in [0, blocks) on up to `threads` threads
+/// (this one included), each taking the next block; the first exception a
+/// job throws is rethrown here once every thread has stopped.
+template <class Job>
+void for_each_block(size_t blocks, unsigned threads, const Job& job) {
+    std::atomic<size_t> next{0};
+    std::exception_ptr thrown;
+    std::mutex thrown_lock;
+    const auto work = [&] {
+        try {
+            for (size_t b; (b = next.fetch_add(1)) < blocks;) job(b);
+        } catch (...) {
+            const std::lock_guard lock(thrown_lock);
+            if (!thrown) thrown = std::current_exception();
+            next = blocks;
+        }
+    };
+    std::vector<std::thread> helpers;
+    for (unsigned t = 1; t < std::min<size_t>(threads, blocks); ++t) {
+        try {
+            helpers.emplace_back(work);
+        } catch (const std::system_error&) {
+            break;  // no more threads: the ones started (and this one) do the rest
+        }
+    }
+    work();
+    for (auto& h : helpers) h.join();
+    if (thrown) std::rethrow_exception(thrown);
 }
 
 nlohmann::json j3(Vec3 v) { return {v.x, v.y, v.z}; }
@@ -258,50 +296,102 @@ void add_trace(CLI::App& app, Action& action) {
             }
             std::ifstream file;
             if (o->rays != "-") {
-                file.open(o->rays);
+                file.open(o->rays, std::ios::binary);
                 if (!file) throw Error({o->rays, "", -1}, "cannot open the rays file");
             }
             std::istream& in = o->rays == "-" ? std::cin : file;
-            std::vector<query::Ray> list;
-            std::string line;
-            for (size_t n = 1; std::getline(in, line); ++n) {
-                if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
-                float v[6];
-                if (!parse_floats(line, v))
+            const unsigned threads = o->threads ? unsigned(o->threads) : std::max(1u, std::thread::hardware_concurrency());
+            // Every line is read, then parsed a block of lines per thread (parsing on one
+            // thread was a fifth of the time), before any ray is traced: a bad line is a
+            // usage error with no output.
+            std::string input;
+            {
+                std::vector<char> piece(size_t(1) << 20);
+                while (in.read(piece.data(), std::streamsize(piece.size())) || in.gcount() > 0)
+                    input.append(piece.data(), size_t(in.gcount()));
+            }
+            std::vector<std::string_view> lines;
+            for (size_t at = 0; at < input.size();) {
+                const void* nl = std::memchr(input.data() + at, '\n', input.size() - at);
+                const size_t end = nl ? size_t(static_cast<const char*>(nl) - input.data()) : input.size();
+                lines.emplace_back(input.data() + at, end - at);
+                at = end + 1;
+            }
+            constexpr size_t kLinesPerBlock = 8192;
+            const size_t line_blocks = (lines.size() + kLinesPerBlock - 1) / kLinesPerBlock;
+            std::vector<std::vector<query::Ray>> parsed(line_blocks);
+            std::vector<size_t> bad_line(line_blocks, SIZE_MAX);  // per block: its first bad line's index
+            for_each_block(line_blocks, threads, [&](size_t b) {
+                for (size_t i = b * kLinesPerBlock; i < std::min(lines.size(), (b + 1) * kLinesPerBlock); ++i) {
+                    const std::string_view line = lines[i];
+                    if (line.find_first_not_of(" \t\r") == std::string_view::npos || line[0] == '#') continue;
+                    float v[6];
+                    if (!parse_floats(line, v)) {
+                        bad_line[b] = i;
+                        return;
+                    }
+                    parsed[b].push_back({{v[0], v[1], v[2]}, {v[3], v[4], v[5]}});
+                }
+            });
+            for (const size_t i : bad_line)
+                if (i != SIZE_MAX)
                     throw UsageError(fmt::format("{} line {}: a ray needs 6 comma-separated numbers, got '{}'", o->rays,
-                                                 n, line));
-                list.push_back({{v[0], v[1], v[2]}, {v[3], v[4], v[5]}});
+                                                 i + 1, lines[i]));
+            std::vector<query::Ray> list;
+            {
+                size_t total = 0;
+                for (const auto& p : parsed) total += p.size();
+                list.reserve(total);
+                for (const auto& p : parsed) list.insert(list.end(), p.begin(), p.end());
             }
             // Traced and written a chunk at a time: the results and their text for a
-            // million rays would be a few hundred MB at once.
-            constexpr size_t kChunk = size_t(1) << 16;
+            // million rays would be a few hundred MB at once. Within a chunk, each
+            // thread takes blocks of rays, traces them and formats their lines (the
+            // text was most of the time when one thread wrote every line); the
+            // blocks' text is written in order.
+            constexpr size_t kChunk = size_t(1) << 16, kBlock = 2048;
             std::vector<query::TraceResult> results;
             std::vector<std::string> errors;
-            std::string outbuf;
+            std::vector<std::string> text;                   // per block
+            std::vector<std::pair<size_t, size_t>> failures;  // per block: how many, the first's index in the chunk
             size_t failed = 0, first_failed = 0;
             std::string first_error;
             for (size_t from = 0; from < list.size(); from += kChunk) {
                 const std::span<const query::Ray> chunk(list.data() + from, std::min(kChunk, list.size() - from));
                 results.assign(chunk.size(), {});
                 errors.assign(chunk.size(), {});
-                // A ray the map cannot answer (a hostile tree; a segment so long that its distances
-                // overflow and a trace runs out of steps) must not cost the others their lines: it gets
-                // a line with "error" in place of the result. Exit 1 then, after every line.
-                world.try_trace(chunk, results, errors, opt, unsigned(o->threads));
-                outbuf.clear();
-                for (size_t i = 0; i < chunk.size(); ++i) {
-                    if (!errors[i].empty()) {
-                        if (failed++ == 0) {
-                            first_failed = from + i;
-                            first_error = errors[i];
+                const size_t blocks = (chunk.size() + kBlock - 1) / kBlock;
+                text.assign(blocks, {});
+                failures.assign(blocks, {0, 0});
+                for_each_block(blocks, threads, [&](size_t b) {
+                    const size_t lo = b * kBlock, n = std::min(kBlock, chunk.size() - lo);
+                    // A ray the map cannot answer (a hostile tree; a segment so long that its
+                    // distances overflow and a trace runs out of steps) must not cost the others
+                    // their lines: it gets a line with "error" in place of the result. Exit 1
+                    // then, after every line.
+                    world.try_trace(chunk.subspan(lo, n), std::span(results).subspan(lo, n),
+                                    std::span(errors).subspan(lo, n), opt, 1);
+                    std::string& out = text[b];
+                    out.reserve(n * 512);  // a hit's line is about 400 bytes: no regrowth copies
+                    for (size_t i = lo; i < lo + n; ++i) {
+                        if (!errors[i].empty()) {
+                            if (failures[b].first++ == 0) failures[b].second = i;
+                            out += json_text({{"from", j3(chunk[i].start)}, {"to", j3(chunk[i].end)}, {"error", errors[i]}},
+                                             -1);
+                        } else {
+                            append_trace_json(out, chunk[i].start, chunk[i].end, results[i]);
                         }
-                        outbuf += json_text({{"from", j3(chunk[i].start)}, {"to", j3(chunk[i].end)}, {"error", errors[i]}}, -1);
-                    } else {
-                        append_trace_json(outbuf, chunk[i].start, chunk[i].end, results[i]);
+                        out += '\n';
                     }
-                    outbuf += '\n';
+                });
+                for (size_t b = 0; b < blocks; ++b) {
+                    if (failures[b].first && failed == 0) {
+                        first_failed = from + failures[b].second;
+                        first_error = errors[failures[b].second];
+                    }
+                    failed += failures[b].first;
+                    std::fwrite(text[b].data(), 1, text[b].size(), stdout);
                 }
-                std::fwrite(outbuf.data(), 1, outbuf.size(), stdout);
             }
             if (failed == 0) return kExitOk;
             fmt::print(stderr, "{}: {} of {} rays not traced (their lines hold \"error\"); ray {}: {}\n", bsp.file_name(),

@@ -829,6 +829,41 @@ TEST(QueryCli, RaysGiveOneLinePerRayAndNameTheOnesThatFail) {
     EXPECT_NE(some.err.find(": 1 of 601 rays not traced"), std::string::npos) << some.err;
     EXPECT_NE(some.err.find("ray 301: "), std::string::npos) << some.err;
 
+    // Many rays: their lines are parsed, traced and written a block per thread, and
+    // come out in the order of the input, on two threads as on one; the ray that
+    // fails and a bad line are named by their place in the whole input.
+    std::vector<query::Ray> many;
+    for (size_t i = 0; i < 70000; ++i) many.push_back(rays[(i * 7) % rays.size()]);
+    many[69000] = wild;
+    write_rays(dir + "/many.txt", many);
+    std::string one_thread;
+    for (const char* threads : {"1", "2"}) {
+        const auto r = run_cli({"trace", f.path.string(), "--rays", dir + "/many.txt", "--threads", threads});
+        EXPECT_EQ(r.exit_code, 1);
+        EXPECT_NE(r.err.find(": 1 of 70000 rays not traced"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("ray 69001: "), std::string::npos) << r.err;
+        if (one_thread.empty()) {
+            one_thread = r.out;
+            const auto all = lines(r.out);
+            ASSERT_EQ(all.size(), many.size());
+            for (size_t i = 0; i < many.size(); i += 97)
+                if (i != 69000) {
+                    EXPECT_EQ(all[i], got[(i * 7) % rays.size()]) << i;
+                }
+            EXPECT_TRUE(all[69000].contains("error"));
+        } else {
+            EXPECT_EQ(r.out, one_thread);
+        }
+    }
+    {
+        std::ofstream bad(dir + "/many.txt", std::ios::app);
+        bad << "1,2,3 4,5\n";
+    }
+    const auto refused = run_cli({"trace", f.path.string(), "--rays", dir + "/many.txt"});
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_EQ(refused.out, "");
+    EXPECT_NE(refused.err.find("many.txt line 70001: a ray needs 6"), std::string::npos) << refused.err;
+
     // The library's batch, on one thread and on two: the single traces' results, the one
     // ray that fails named by its message.
     for (const unsigned threads : {1u, 2u}) {
