@@ -141,6 +141,21 @@ void run(const std::string& relpath) {
                 rays.empty() ? 0.0 : 100.0 * double(hits) / double(rays.size()), per_second(rays.size(), batch_s) / 1e6,
                 cores, box_ok ? "" : "n/a (no clipnodes)");
     if (box_ok) std::printf("%5.2f M/s/core", box_rate / 1e6);
+    // The same line rays with brush models (doors, platforms...) at their entities' origins.
+    {
+        query::TraceOptions with_models;
+        with_models.models = true;
+        size_t on_models = 0;
+        const double models_s = best_seconds([&] {
+            on_models = 0;
+            for (size_t i = 0; i < rays.size(); ++i) {
+                results[i] = world.trace(rays[i].start, rays[i].end, with_models);
+                on_models += results[i].model > 0;
+            }
+        });
+        std::printf("  line+models %5.2f M/s/core (%.2fx the world's; %.1f%% on a model)", per_second(rays.size(), models_s) / 1e6,
+                    models_s / line_s, rays.empty() ? 0.0 : 100.0 * double(on_models) / double(rays.size()));
+    }
     // visible(a, b) on the same pairs: the two leaves, a PVS row and the line
     // trace (with the opaque mask); its floor is the line trace alone.
     size_t seen = 0;

@@ -114,7 +114,12 @@ struct TraceOptions {
     /// Solid"; "Passable" doors and walls that start off (Half-Life, Source);
     /// Quake 2 walls / explosives / objects spawned by a trigger; Source's
     /// func_brush with Solidity "Never" (or disabled, unless "Always") and
-    /// func_nav_blocker.
+    /// func_nav_blocker. A model is traced only where the move reaches it:
+    /// Quake 1 family, as SV_ClipToLinks, where the move's box (both ends'
+    /// boxes of `mins` / `maxs`, or of the hull's box, one unit more) meets
+    /// the model's bounds in the file at its origin (one unit more), even
+    /// when the clip hull the engine picks for the box is taller than it;
+    /// brush families, where the segment meets its brushes' bounds.
     bool models = false;
 
     static TraceOptions line() { return {}; }

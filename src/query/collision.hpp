@@ -8,8 +8,9 @@
 #include <bspkit/visibility.hpp>
 
 #include <array>
-#include <initializer_list>
 #include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,6 +76,14 @@ struct Model {
     /// space as its brushes: Source's displacements (the world's), Quake 3's
     /// patches (every model's: a submodel's surfaces collide as the world's do).
     std::vector<Triangle> triangles;
+    /// Where what traces meet of it lies, in its own space (before `origin`):
+    /// the union of its brushes' bounds (brush families, set by World::prepare)
+    /// or the model's bounds in the file (Quake 1 family: the box its engines
+    /// link the entity by, SV_LinkEdict). A trace whose segment passes far
+    /// from it skips the model, as the engines' SV_ClipToLinks does. Infinite
+    /// (nothing skipped) when unknown, and for the world.
+    float lo[3] = {-kInfinity, -kInfinity, -kInfinity}, hi[3] = {kInfinity, kInfinity, kInfinity};
+    static constexpr float kInfinity = std::numeric_limits<float>::infinity();
 };
 
 enum class Kind : uint8_t { hulls, brushes };

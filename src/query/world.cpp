@@ -411,6 +411,16 @@ void World::Impl::pack_brushes() {
     }
     for (uint32_t b = 0; b < uint32_t(c.brushes.size()); ++b)
         if (brush_head[b] == UINT32_MAX) append(b);
+    // Each brush model's bounds: its brushes' union (infinite where one of them is).
+    for (size_t m = 1; m < c.models.size(); ++m) {
+        Model& model = c.models[m];
+        if (model.brushes.empty()) continue;
+        for (int a = 0; a < 3; ++a) model.lo[a] = Model::kInfinity, model.hi[a] = -Model::kInfinity;
+        for (const uint32_t b : model.brushes) {
+            const BrushHead& h = brush_units[brush_head[b]].head;
+            for (int a = 0; a < 3; ++a) model.lo[a] = std::min(model.lo[a], h.lo[a]), model.hi[a] = std::max(model.hi[a], h.hi[a]);
+        }
+    }
     // The BVH's leaves name the heads of their first brushes (the others follow).
     std::vector<uint32_t> item_head(world_brush_bvh.items.size());
     for (size_t i = 0; i < item_head.size(); ++i) item_head[i] = brush_head[world_brush_bvh.items[i]];

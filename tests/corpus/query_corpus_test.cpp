@@ -924,8 +924,9 @@ TEST(QueryCorpus, BrushModelsBlockTracesAsTheirGamesSpawnThem) {
         const model::Map map = model::build(bsp, options);
         query::TraceOptions with_models;
         with_models.models = true;
-        // Traces starting half a unit behind each of the model's first 16 faces.
-        const auto probe = [&](uint32_t index) {
+        // Traces starting half a unit behind each of the model's first 16 faces
+        // (`crossing`: from 4 units in front of the face to there).
+        const auto probe = [&](uint32_t index, bool crossing = false) {
             std::vector<query::TraceResult> out;
             for (const model::Model& m : map.models) {
                 if (m.index != index) continue;
@@ -935,7 +936,8 @@ TEST(QueryCorpus, BrushModelsBlockTracesAsTheirGamesSpawnThem) {
                     const auto& b = surface.vertices[surface.indices[1]];
                     const auto& c = surface.vertices[surface.indices[2]];
                     const Vec3 p = (a.position + b.position + c.position) * (1.0f / 3) - a.normal * 0.5f + m.origin;
-                    out.push_back(world.trace(p, p + Vec3{0, 0, 0.25f}, with_models));
+                    out.push_back(crossing ? world.trace(p + a.normal * 4.5f, p, with_models)
+                                           : world.trace(p, p + Vec3{0, 0, 0.25f}, with_models));
                 }
             }
             return out;
@@ -953,10 +955,49 @@ TEST(QueryCorpus, BrushModelsBlockTracesAsTheirGamesSpawnThem) {
             EXPECT_TRUE(std::any_of(results.begin(), results.end(),
                                     [&](const auto& r) { return r.startsolid && r.model == int32_t(m); }))
                 << "model " << m << " let every trace start inside it";
+            // Coming from outside, through a face, a trace meets the model (traces skip
+            // the models whose bounds they do not reach; this one's they do). Where the
+            // start is inside the world too, the trace keeps that startsolid.
+            const auto crossing = probe(m, true);
+            EXPECT_TRUE(std::any_of(crossing.begin(), crossing.end(), [&](const auto& r) {
+                return r.fraction < 1 && r.model == int32_t(m);
+            })) << "model " << m << " let every trace into it pass";
             ++probed;
         }
     }
     EXPECT_EQ(probed, 70u);
+}
+
+// Quake 1 family: a brush model is traced only where the move's box meets
+// the model's, as SV_ClipToLinks does (the move's box from the traced box's
+// own mins / maxs; the model's from its bounds in the file). svencoop_q2dm1's
+// func_wall *5 spans z 744-768. A box 56 units tall whose top starts 7 units
+// below it is traced through hull 1, 72 units tall from the box's bottom, which
+// reaches into the wall; the engine does not ask the wall, so neither does
+// bspkit: the trace goes on to the world. Traced as hull 1 itself, 12 units
+// higher, the move's box reaches the wall, which holds the start.
+TEST(QueryCorpus, HullTracesSkipModelsTheMovesBoxDoesNotMeet) {
+    const Bsp bsp = Bsp::open(corpus_file("hl1_v30/svencoop_q2dm1.bsp").path);
+    const World world = World::prepare(bsp);
+    const Vec3 from{251.0758819580078f, -223.625732421875f, 704.687255859375f};
+    const Vec3 to{-737.5602416992188f, 55.09883117675781f, -259.0400695800781f};
+    query::TraceOptions box;
+    box.models = true;
+    box.mins = {-16, -16, -24};
+    box.maxs = {16, 16, 32};
+    const auto r = world.trace(from, to, box);
+    EXPECT_FALSE(r.startsolid);
+    EXPECT_EQ(r.model, 0);
+    EXPECT_NEAR(r.fraction, 0.0759072f, 1e-5f);
+    query::TraceOptions hull1;
+    hull1.models = true;
+    hull1.hull = 1;
+    const Vec3 up{0, 0, 12};
+    const auto h = world.trace(from + up, to + up, hull1);
+    EXPECT_TRUE(h.startsolid);
+    EXPECT_EQ(h.model, 5);
+    hull1.models = false;
+    EXPECT_FALSE(world.trace(from + up, to + up, hull1).startsolid);  // the world alone: the wall held it
 }
 
 // One trace from the command line (--box, --hull, --models, --json) and

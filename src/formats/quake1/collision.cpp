@@ -6,6 +6,8 @@
 #include <bspkit/bspx.hpp>
 #include <bspkit/formats/quake1.hpp>
 
+#include <cmath>
+
 namespace bspkit::query::detail {
 
 uint32_t quake1_flags(int32_t raw) {
@@ -115,6 +117,14 @@ void build_quake1(const Bsp& bsp, Collision& c) {
     for (size_t m = 0; m < models.size(); ++m) {
         Model out;
         for (int h = 0; h < 4; ++h) out.root[size_t(h)] = models[m].headnode[h];
+        // The bounds traces skip the model by (not the world's: it is always walked);
+        // kept infinite when the file's are not numbers or inside out.
+        bool bounds_ok = m > 0;
+        for (int a = 0; a < 3; ++a)
+            bounds_ok = bounds_ok && std::isfinite(models[m].mins[a]) && std::isfinite(models[m].maxs[a]) &&
+                        models[m].mins[a] <= models[m].maxs[a];
+        if (bounds_ok)
+            for (int a = 0; a < 3; ++a) out.lo[a] = models[m].mins[a], out.hi[a] = models[m].maxs[a];
         c.models.push_back(out);
     }
     // Hull boxes: Quake's qbsp builds 1 (player) and 2 (shambler); Half-Life's
