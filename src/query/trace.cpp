@@ -25,9 +25,10 @@ void sub(Vec3 a, Vec3 b, float out[3]) {
 }
 Vec3 out(const float v[3]) { return {v[0], v[1], v[2]}; }
 
-/// One trace's segment against the brush models' bounds (SV_ClipToLinks'
-/// test), its inverse direction worked out once: a model whose box the
-/// segment does not meet is not traced.
+/// One trace's segment against the brush families' models' bounds (the
+/// union of their brushes'), its inverse direction worked out once: a model
+/// whose box the segment does not meet is not traced. (The Quake 1 family
+/// tests boxes instead, as its engines do: World::trace.)
 class ModelCull {
 public:
     ModelCull(Vec3 start, Vec3 end) {
@@ -68,6 +69,7 @@ private:
     float start_[3] = {}, inv_[3] = {};
     bool every_ = false;
 };
+
 void lerp(const float a[3], const float b[3], float f, float r[3]) {
     for (int i = 0; i < 3; ++i) r[i] = a[i] + f * (b[i] - a[i]);
 }

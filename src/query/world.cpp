@@ -411,15 +411,24 @@ void World::Impl::pack_brushes() {
     }
     for (uint32_t b = 0; b < uint32_t(c.brushes.size()); ++b)
         if (brush_head[b] == UINT32_MAX) append(b);
-    // Each brush model's bounds: its brushes' union (infinite where one of them is).
+    // Each brush model's bounds: its brushes' union (infinite where one of them is;
+    // a bound that is not a number, which a brush's own test lets through, makes
+    // the model's infinite too).
     for (size_t m = 1; m < c.models.size(); ++m) {
         Model& model = c.models[m];
         if (model.brushes.empty()) continue;
-        for (int a = 0; a < 3; ++a) model.lo[a] = Model::kInfinity, model.hi[a] = -Model::kInfinity;
+        float lo[3] = {Model::kInfinity, Model::kInfinity, Model::kInfinity};
+        float hi[3] = {-Model::kInfinity, -Model::kInfinity, -Model::kInfinity};
+        bool numbers = true;
         for (const uint32_t b : model.brushes) {
             const BrushHead& h = brush_units[brush_head[b]].head;
-            for (int a = 0; a < 3; ++a) model.lo[a] = std::min(model.lo[a], h.lo[a]), model.hi[a] = std::max(model.hi[a], h.hi[a]);
+            for (int a = 0; a < 3; ++a) {
+                numbers = numbers && !std::isnan(h.lo[a]) && !std::isnan(h.hi[a]);
+                lo[a] = std::min(lo[a], h.lo[a]);
+                hi[a] = std::max(hi[a], h.hi[a]);
+            }
         }
+        if (numbers) std::copy(lo, lo + 3, model.lo), std::copy(hi, hi + 3, model.hi);
     }
     // The BVH's leaves name the heads of their first brushes (the others follow).
     std::vector<uint32_t> item_head(world_brush_bvh.items.size());
