@@ -374,7 +374,6 @@ BakeLayout plan_bake(const model::Map& map, const Selection& selection, const mo
     std::vector<Box> boxes;
     std::vector<bspkit::detail::ShelfSize> sizes;
     uint64_t area = 0;
-    uint32_t widest = 1;
     const uint64_t atlas_area = uint64_t(out.atlas_width) * out.atlas_height;
     const double aw = out.atlas_width, ah = out.atlas_height;
     for (size_t mi = 0; mi < selection.models.size(); ++mi) {
@@ -396,7 +395,6 @@ BakeLayout plan_bake(const model::Map& map, const Selection& selection, const mo
                 const uint32_t bw = uint32_t(std::max<int64_t>(x1 - x0 + 1, 1)), bh = uint32_t(std::max<int64_t>(y1 - y0 + 1, 1));
                 area += uint64_t(bw) * bh;
                 if (area >= atlas_area) return out;  // no smaller than the atlas (a wild surface spans it)
-                widest = std::max(widest, bw);
                 boxes.push_back({mi, si, x0, y0});
                 sizes.push_back({bw, bh});
             }
@@ -406,16 +404,11 @@ BakeLayout plan_bake(const model::Map& map, const Selection& selection, const mo
     std::vector<size_t> order(boxes.size());
     std::iota(order.begin(), order.end(), size_t(0));
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a].height > sizes[b].height; });
-    // The smallest power-of-two width whose shelves are no taller than it is wide.
-    uint64_t pw = 1;
-    while (pw < widest || pw * pw < area) pw *= 2;
+    // The smallest power-of-two width whose shelves are no taller than it is
+    // wide (up to twice the atlas's side: wider is refused below).
     std::vector<bspkit::detail::ShelfPlace> places(boxes.size());
-    uint64_t ph = bspkit::detail::shelf_pack(sizes, order, uint32_t(pw), places);
     const uint64_t atlas_side = std::max(out.atlas_width, out.atlas_height);
-    while (ph > pw && pw <= atlas_side) {
-        pw *= 2;
-        ph = bspkit::detail::shelf_pack(sizes, order, uint32_t(pw), places);
-    }
+    const uint64_t ph = bspkit::detail::shelf_pack_square(sizes, order, 1, 2 * atlas_side, places).height;
     uint64_t used_w = 0;
     for (size_t i = 0; i < boxes.size(); ++i) used_w = std::max<uint64_t>(used_w, places[i].x + uint64_t(sizes[i].width));
     if (used_w * ph >= atlas_area || std::max(used_w, ph) > atlas_side) return out;

@@ -27,19 +27,6 @@ constexpr uint32_t kMaxTallSide = 16384;
 /// Skyline segments the packings of one atlas may look at (about 0.1 s).
 constexpr uint64_t kSkylineBudget = uint64_t(1) << 27;
 
-// Places images of the given sizes (and their borders) on shelves of
-// `width` (core/shelf_pack.hpp); returns the height used.
-uint32_t shelf_pack(const std::vector<LightmapImage>& images, const std::vector<size_t>& order, uint32_t width,
-                    std::vector<Rect>& out) {
-    std::vector<bspkit::detail::ShelfSize> sizes(images.size());
-    for (size_t i = 0; i < images.size(); ++i)
-        sizes[i] = {images[i].width + 2 * kBorder, images[i].height + 2 * kBorder};
-    std::vector<bspkit::detail::ShelfPlace> places(images.size());
-    const uint64_t height = bspkit::detail::shelf_pack(sizes, order, width, places);
-    for (const size_t i : order) out[i] = {places[i].x + kBorder, places[i].y + kBorder};
-    return uint32_t(std::min<uint64_t>(height, UINT32_MAX));
-}
-
 /// Places images of the given sizes bottom-left on a skyline of `width`
 /// (each at the lowest place its width fits, leftmost of equals); returns the
 /// height used. Unlike shelves, small images stack beside a tall one instead
@@ -133,15 +120,18 @@ void pack_lightmaps(Map& map, uint64_t max_page_bytes) {
     std::vector<size_t> order(images.size());
     std::iota(order.begin(), order.end(), size_t(0));
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return images[a].height > images[b].height; });
-    // Smallest power-of-two width whose packing is no taller than it is wide.
-    uint32_t width = 64;
-    while (uint64_t(width) * width < area || width < widest) width *= 2;
+    // Smallest power-of-two width (64 at least) whose shelf packing of the
+    // images and their borders is no taller than it is wide.
+    std::vector<bspkit::detail::ShelfSize> sizes(images.size());
+    for (size_t i = 0; i < images.size(); ++i)
+        sizes[i] = {images[i].width + 2 * kBorder, images[i].height + 2 * kBorder};
+    std::vector<bspkit::detail::ShelfPlace> places(images.size());
+    const bspkit::detail::ShelfPacking shelves =
+        bspkit::detail::shelf_pack_square(sizes, order, 64, uint64_t(1) << 31, places);
+    uint32_t width = uint32_t(shelves.width);
+    uint32_t height = uint32_t(std::min<uint64_t>(shelves.height, UINT32_MAX));
     std::vector<Rect> placed(images.size());
-    uint32_t height = shelf_pack(images, order, width, placed);
-    while (height > width) {
-        width *= 2;
-        height = shelf_pack(images, order, width, placed);
-    }
+    for (size_t i = 0; i < images.size(); ++i) placed[i] = {places[i].x + kBorder, places[i].y + kBorder};
     // A very tall lightmap (a damaged face 4605 luxels long) makes the square
     // shelf packing many times the images' luxels: 8192 x 4882 for 2.7 M, the
     // small images leaving the tall one's shelf empty above them. Then every
