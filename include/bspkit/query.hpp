@@ -229,6 +229,9 @@ public:
     const std::optional<Diagnostic>& vis_error() const noexcept;
 
     struct Impl;
+    /// The prepared state (src/query/world_impl.hpp, not installed): for the
+    /// library's own tests, which check its acceleration structures.
+    const Impl& impl() const noexcept { return *impl_; }
 
 private:
     explicit World(std::unique_ptr<Impl> impl);

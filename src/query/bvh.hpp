@@ -187,4 +187,32 @@ void walk(const Bvh& bvh, const float start[3], const float dir[3], const float 
     });
 }
 
+/// Every item of the leaves whose boxes meet [lo, hi] (closed boxes; a bound
+/// that is not a number meets nothing), in no particular order: visit(id)
+/// returns false to stop. For box-against-box queries (a move's bounds
+/// against brush models' bounds), where walk()'s segment does not apply.
+template <class Visit>
+void walk_overlap(const Bvh& bvh, const float lo[3], const float hi[3], Visit&& visit) {
+    if (bvh.nodes.empty()) return;
+    // A node pushes at most kBvhWidth children and the tree is under 64 deep.
+    uint32_t stack[(kBvhWidth - 1) * 64 + kBvhWidth];
+    int sp = 0;
+    stack[sp++] = 0;
+    while (sp) {
+        const WideNode& node = bvh.nodes[stack[--sp]];
+        for (int k = 0; k < kBvhWidth; ++k) {
+            if (!((node.used >> k) & 1u)) continue;
+            bool meets = true;
+            for (int a = 0; a < 3; ++a) meets = meets && node.lo[a][k] <= hi[a] && node.hi[a][k] >= lo[a];
+            if (!meets) continue;
+            if (node.count[k] == 0) {
+                stack[sp++] = node.ref[k];
+                continue;
+            }
+            for (uint32_t i = node.ref[k]; i < node.ref[k] + node.count[k]; ++i)
+                if (!visit(bvh.items[i])) return;
+        }
+    }
+}
+
 }  // namespace bspkit::query::detail

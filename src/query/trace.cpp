@@ -3,6 +3,7 @@
 // clipped with its sides pushed out by the box), triangles (displacements,
 // patches) for lines and boxes. Recursion depth is bounded by prepare()'s
 // validation (kMaxTreeDepth), so nothing here can loop or overflow.
+#include "query/model_cull.hpp"
 #include "query/world_impl.hpp"
 
 #include <algorithm>
@@ -24,51 +25,6 @@ void sub(Vec3 a, Vec3 b, float out[3]) {
     out[2] = a.z - b.z;
 }
 Vec3 out(const float v[3]) { return {v[0], v[1], v[2]}; }
-
-/// One trace's segment against the brush families' models' bounds (the
-/// union of their brushes'), its inverse direction worked out once: a model
-/// whose box the segment does not meet is not traced. (The Quake 1 family
-/// tests boxes instead, as its engines do: World::trace.)
-class ModelCull {
-public:
-    ModelCull(Vec3 start, Vec3 end) {
-        const float s[3] = {start.x, start.y, start.z}, e[3] = {end.x, end.y, end.z};
-        for (int a = 0; a < 3; ++a) {
-            const float d = e[a] - s[a];
-            // A coordinate that is not finite (or a difference that overflows) meets
-            // every box: the traces themselves then report what they make of it.
-            if (!std::isfinite(s[a]) || !std::isfinite(d)) every_ = true;
-            start_[a] = s[a];
-            inv_[a] = d != 0 ? 1.0f / d : std::numeric_limits<float>::infinity();
-        }
-    }
-    /// Whether the segment meets [lo + at - below, hi + at + above] (bounds may
-    /// be infinite; a bound that is not a number rules nothing out). Another
-    /// unit of slack on each side covers the rounding of the world-space bounds
-    /// against the model-space tests they stand for.
-    bool meets(const float lo[3], const float hi[3], Vec3 at, const float below[3], const float above[3]) const {
-        if (every_) return true;
-        const float shift[3] = {at.x, at.y, at.z};
-        float t0 = 0, t1 = 1;
-        for (int a = 0; a < 3; ++a) {
-            const float l = lo[a] + shift[a] - below[a] - 1, h = hi[a] + shift[a] + above[a] + 1;
-            if (std::isinf(inv_[a])) {  // parallel to the slab
-                if (start_[a] < l || start_[a] > h) return false;
-                continue;
-            }
-            float ta = (l - start_[a]) * inv_[a], tb = (h - start_[a]) * inv_[a];
-            if (ta > tb) std::swap(ta, tb);
-            if (ta > t0) t0 = ta;  // false for NaN: the bound stays
-            if (tb < t1) t1 = tb;
-            if (t0 > t1) return false;
-        }
-        return true;
-    }
-
-private:
-    float start_[3] = {}, inv_[3] = {};
-    bool every_ = false;
-};
 
 void lerp(const float a[3], const float b[3], float f, float r[3]) {
     for (int i = 0; i < 3; ++i) r[i] = a[i] + f * (b[i] - a[i]);
@@ -704,9 +660,16 @@ TraceResult brush_trace(const World::Impl& w, Vec3 start_v, Vec3 end_v, const Tr
         // A model none of whose brushes' bounds (grown as may_touch() grows them) the
         // segment meets cannot be hit: skipped before its brushes are looked at.
         const ModelCull cull(start_v, end_v);
-        for (size_t m = 1; m < c.models.size() && !bt.allsolid; ++m)
+        auto consider = [&](size_t m) {
             if (c.models[m].solid && cull.meets(c.models[m].lo, c.models[m].hi, c.models[m].origin, grow_lo, grow_hi))
                 run(m);
+        };
+        ModelCandidates near;
+        models_meeting_segment(w, start_v, end_v, grow_lo, grow_hi, near);
+        if (near.complete)
+            for (size_t i = 0; i < near.count && !bt.allsolid; ++i) consider(near.ids[i]);
+        else
+            for (size_t m = 1; m < c.models.size() && !bt.allsolid; ++m) consider(m);
     }
 
     // Displacement / patch triangles: Source's CDispCollTree and Quake 3's patch
@@ -953,14 +916,16 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
                                       std::min(start_v.z, end_v.z) + box_lo.z - 1};
             const float move_hi[3] = {std::max(start_v.x, end_v.x) + box_hi.x + 1, std::max(start_v.y, end_v.y) + box_hi.y + 1,
                                       std::max(start_v.z, end_v.z) + box_hi.z + 1};
-            const auto linked = [&](const Model& model) {
-                const float at[3] = {model.origin.x, model.origin.y, model.origin.z};
-                for (int a = 0; a < 3; ++a)  // a NaN anywhere fails both tests: traced
-                    if (move_lo[a] > model.hi[a] + at[a] + 1 || move_hi[a] < model.lo[a] + at[a] - 1) return false;
-                return true;
-            };
-            for (size_t m = 1; m < c.models.size(); ++m)
-                if (c.models[m].solid && linked(c.models[m])) run(m);
+            const auto linked = [&](const Model& model) { return quake1_linked(model, move_lo, move_hi); };
+            ModelCandidates near;
+            models_meeting_box(w, move_lo, move_hi, near);
+            if (near.complete) {
+                for (size_t i = 0; i < near.count; ++i)
+                    if (linked(c.models[near.ids[i]])) run(near.ids[i]);
+            } else {
+                for (size_t m = 1; m < c.models.size(); ++m)
+                    if (c.models[m].solid && linked(c.models[m])) run(m);
+            }
         }
         if (r.fraction >= 1 && !r.startsolid) r.end = end_v;
         return r;

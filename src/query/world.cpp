@@ -282,7 +282,34 @@ World World::prepare(const Bsp& bsp) {
     impl->pack_trees();
     impl->build_triangle_bvh();
     impl->pack_brushes();
+    impl->build_model_bvh();
     return World(std::move(impl));
+}
+
+void World::Impl::build_model_bvh() {
+    std::vector<Aabb> boxes;
+    std::vector<uint32_t> ids;
+    for (size_t m = 1; m < c.models.size(); ++m) {
+        const Model& model = c.models[m];
+        if (!model.solid) continue;
+        const float at[3] = {model.origin.x, model.origin.y, model.origin.z};
+        Aabb box;
+        bool bounded = true;
+        for (int a = 0; a < 3; ++a) {
+            const float lo = model.lo[a] + at[a], hi = model.hi[a] + at[a];
+            // false for NaN; an inside-out box is left to the traces' own test too
+            bounded = bounded && std::fabs(lo) <= kModelBvhRange && std::fabs(hi) <= kModelBvhRange && lo <= hi;
+            box.lo[a] = lo - kModelBvhSlack;
+            box.hi[a] = hi + kModelBvhSlack;
+        }
+        if (!bounded) {
+            model_unbounded.push_back(uint32_t(m));
+            continue;
+        }
+        boxes.push_back(box);
+        ids.push_back(uint32_t(m));
+    }
+    model_bvh = Bvh::build(boxes, ids);
 }
 
 void World::Impl::pack_brushes() {

@@ -126,6 +126,19 @@ struct World::Impl {
     /// The BVH's leaf refs are heads in brush_units (its items are dropped).
     detail::Bvh world_brush_bvh;
     std::vector<uint32_t> world_unbounded;  ///< heads in brush_units
+    /// The solid brush models (> 0) a trace with `models` may reach, found
+    /// without testing each: those whose bounds at their origin (Model::lo,
+    /// hi + origin) are finite and within kModelBvhRange, in a BVH with each
+    /// box grown by kModelBvhSlack, and the others (model_unbounded). A trace
+    /// takes from them a superset of what its own test (model_cull.hpp) lets
+    /// through, tests those exactly as before and runs them in index order,
+    /// so its result is the one a test of every model gives.
+    detail::Bvh model_bvh;
+    std::vector<uint32_t> model_unbounded;
+    static constexpr float kModelBvhRange = 1 << 20;
+    /// Beyond the traces' own unit of slack: the BVH's float rounding
+    /// (coordinates under 2^21, so well under a unit each way) stays inside it.
+    static constexpr float kModelBvhSlack = 8;
     /// Collision::trees[0] and [1] packed (trees[1]: Quake 1 clipnodes).
     std::array<PackedTree, 2> packed;
 
@@ -135,6 +148,9 @@ struct World::Impl {
     void build_triangle_bvh();
     /// Packs the brush families' brushes and builds the world's brush BVH.
     void pack_brushes();
+    /// model_bvh and model_unbounded, once the models' bounds, origins and
+    /// solidity are known (after place_models() and pack_brushes()).
+    void build_model_bvh();
     /// Leaf index (~child) under `root`; root < 0 is already a leaf.
     int32_t point_leaf(const PackedTree& t, int32_t root, Vec3 p) const noexcept {
         const float x[3] = {p.x, p.y, p.z};

@@ -18,6 +18,7 @@
 #include <bspkit/visibility.hpp>
 
 #include "corpus.hpp"
+#include "query/model_cull.hpp"
 #include "disp_flags.hpp"
 #include "run.hpp"
 
@@ -573,6 +574,106 @@ TEST_P(QueryCorpus, LineOfSightImpliesThePvs) {
     std::printf("%s: %zu points, %zu pairs, %zu in sight, %zu in the PVS; in sight outside it: %zu beyond "
                 "_farplanedist, %zu through sky (GoldSrc)\n",
                 f.relpath.c_str(), points.size(), pairs, sight, pvs, far, through_sky);
+}
+
+// A trace with `models` tests only the models World::Impl::model_bvh offers
+// (and the unbounded ones): it must offer every model the trace's own test
+// would let through, or a door is walked through. On every map, for random
+// segments and segments grazing each model's box as the test grows it (the
+// slack is where a BVH built a unit short would lose one), the offered
+// models that pass the test are exactly those of the test of every model:
+// the brush families' segment (a line's and a player box's growth) and the
+// Quake 1 family's move box.
+TEST_P(QueryCorpus, ModelBvhOffersEveryModelATraceWouldTest) {
+    const CorpusFile& f = GetParam();
+    const Bsp bsp = Bsp::open(f.path);
+    const World world = World::prepare(bsp);
+    const auto& models = world.impl().c.models;
+    // Where the models are: their boxes' union, 512 units more.
+    float lo[3] = {-4096, -4096, -4096}, hi[3] = {4096, 4096, 4096};
+    std::vector<uint32_t> boxed;
+    for (uint32_t m = 1; m < models.size(); ++m) {
+        bool finite = models[m].solid;
+        for (int a = 0; a < 3; ++a) finite = finite && std::isfinite(models[m].lo[a]) && std::isfinite(models[m].hi[a]);
+        if (!finite) continue;
+        if (boxed.empty()) std::fill(lo, lo + 3, 1e30f), std::fill(hi, hi + 3, -1e30f);
+        boxed.push_back(m);
+        const float at[3] = {models[m].origin.x, models[m].origin.y, models[m].origin.z};
+        for (int a = 0; a < 3; ++a) {
+            lo[a] = std::min(lo[a], models[m].lo[a] + at[a] - 512);
+            hi[a] = std::max(hi[a], models[m].hi[a] + at[a] + 512);
+        }
+    }
+    std::mt19937 rng(5);
+    auto uniform = [&](float a, float b) { return std::uniform_real_distribution<float>(a, b)(rng); };
+    const float line_lo[3] = {1, 1, 1}, line_hi[3] = {1, 1, 1};  // a line: BoxTrace's margin
+    const float box_lo[3] = {17, 17, 33}, box_hi[3] = {17, 17, 25};  // Half-Life's player box, the margin added
+    size_t segments = 0, offered_all = 0, tested = 0;
+    const auto check = [&](Vec3 s, Vec3 e) {
+        ++segments;
+        for (const auto* grow : {line_lo, box_lo}) {
+            const float* grow_lo = grow;
+            const float* grow_hi = grow == line_lo ? line_hi : box_hi;
+            const query::detail::ModelCull cull(s, e);
+            std::vector<uint32_t> want, got;
+            for (uint32_t m = 1; m < models.size(); ++m)
+                if (models[m].solid && cull.meets(models[m].lo, models[m].hi, models[m].origin, grow_lo, grow_hi))
+                    want.push_back(m);
+            query::detail::ModelCandidates near;
+            query::detail::models_meeting_segment(world.impl(), s, e, grow_lo, grow_hi, near);
+            ASSERT_TRUE(near.complete) << "segment " << xyz(s) << " -> " << xyz(e);
+            for (size_t i = 0; i < near.count; ++i)
+                if (cull.meets(models[near.ids[i]].lo, models[near.ids[i]].hi, models[near.ids[i]].origin, grow_lo,
+                               grow_hi))
+                    got.push_back(near.ids[i]);
+            ASSERT_EQ(got, want) << "segment " << xyz(s) << " -> " << xyz(e);
+            tested += want.size();
+            // The Quake 1 family's move box of the same segment and box.
+            const float move_lo[3] = {std::min(s.x, e.x) - grow_hi[0], std::min(s.y, e.y) - grow_hi[1],
+                                      std::min(s.z, e.z) - grow_hi[2]};
+            const float move_hi[3] = {std::max(s.x, e.x) + grow_lo[0], std::max(s.y, e.y) + grow_lo[1],
+                                      std::max(s.z, e.z) + grow_lo[2]};
+            want.clear(), got.clear();
+            for (uint32_t m = 1; m < models.size(); ++m)
+                if (models[m].solid && query::detail::quake1_linked(models[m], move_lo, move_hi)) want.push_back(m);
+            query::detail::ModelCandidates linked;
+            query::detail::models_meeting_box(world.impl(), move_lo, move_hi, linked);
+            if (!linked.complete) continue;  // more than kMax: the trace tests every model itself
+            ++offered_all;
+            for (size_t i = 0; i < linked.count; ++i)
+                if (query::detail::quake1_linked(models[linked.ids[i]], move_lo, move_hi)) got.push_back(linked.ids[i]);
+            ASSERT_EQ(got, want) << "move box of " << xyz(s) << " -> " << xyz(e);
+            tested += want.size();
+        }
+    };
+    for (int i = 0; i < 3000; ++i) {
+        const Vec3 s{uniform(lo[0], hi[0]), uniform(lo[1], hi[1]), uniform(lo[2], hi[2])};
+        const float reach = i % 2 ? 64.0f : 1500.0f;
+        check(s, s + Vec3{uniform(-reach, reach), uniform(-reach, reach), uniform(-reach, reach)});
+    }
+    // Grazing: through a point within 2 units of a face of a model's box as the
+    // line test grows it (bounds at the origin, 2 units: the margin and the
+    // test's own), along that face.
+    for (const uint32_t m : boxed) {
+        const query::detail::Model& model = models[m];
+        const float at[3] = {model.origin.x, model.origin.y, model.origin.z};
+        for (int k = 0; k < 24; ++k) {
+            const int axis = k % 3;
+            float p[3];
+            for (int a = 0; a < 3; ++a) p[a] = uniform(model.lo[a] + at[a], model.hi[a] + at[a]);
+            p[axis] = (k / 3) % 2 ? model.hi[axis] + at[axis] + 2 + uniform(-2, 2) : model.lo[axis] + at[axis] - 2 + uniform(-2, 2);
+            Vec3 d{uniform(-300, 300), uniform(-300, 300), uniform(-300, 300)};
+            (axis == 0 ? d.x : axis == 1 ? d.y : d.z) = uniform(-0.5f, 0.5f);
+            const Vec3 through{p[0], p[1], p[2]};
+            check(through - d, through + d);
+        }
+    }
+    EXPECT_GT(offered_all, segments);  // the move box's query applies to most (it is run twice a segment)
+    if (boxed.size() >= 10) {
+        EXPECT_GT(tested, segments / 10) << "the segments met too few models to tell";
+    }
+    std::printf("%s: %zu solid bounded models, %zu segments, %zu model tests passed\n", f.relpath.c_str(), boxed.size(),
+                segments, tested);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, QueryCorpus, ::testing::ValuesIn(queryable()),

@@ -547,6 +547,63 @@ TEST(Query, LargeBvhBuiltInParallelIsWholeAndWalksToEveryBoxMet) {
     }
 }
 
+// walk_overlap() finds exactly the boxes a query box meets, faces touching
+// included (closed boxes), and nothing for a query box with a NaN.
+TEST(Query, BvhOverlapFindsEveryBoxTheQueryMeets) {
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> at(-2000, 2000), size(0, 300);
+    std::vector<query::detail::Aabb> boxes(5000);
+    std::vector<uint32_t> ids(boxes.size());
+    for (uint32_t i = 0; i < boxes.size(); ++i) {
+        for (int k = 0; k < 3; ++k) {
+            boxes[i].lo[k] = std::round(at(rng));  // whole numbers: queries touch faces exactly
+            boxes[i].hi[k] = boxes[i].lo[k] + std::round(size(rng));
+        }
+        ids[i] = i + 7;
+    }
+    const auto bvh = query::detail::Bvh::build(boxes, ids);
+    size_t found = 0, touching = 0;
+    for (int q = 0; q < 500; ++q) {
+        float lo[3], hi[3];
+        const auto& near = boxes[size_t(q) * 7 % boxes.size()];
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = std::round(at(rng));
+            hi[k] = lo[k] + std::round(size(rng)) * 2;
+        }
+        if (q % 2) {  // touch a box's face from outside
+            std::copy(near.lo, near.lo + 3, lo), std::copy(near.hi, near.hi + 3, hi);
+            const int k = q % 3;
+            hi[k] = near.lo[k];
+            lo[k] = near.lo[k] - 50;
+        }
+        std::vector<uint32_t> got, want;
+        query::detail::walk_overlap(bvh, lo, hi, [&](uint32_t id) {
+            got.push_back(id);
+            return true;
+        });
+        for (uint32_t i = 0; i < boxes.size(); ++i) {
+            bool meets = true;
+            for (int k = 0; k < 3; ++k) meets = meets && boxes[i].lo[k] <= hi[k] && boxes[i].hi[k] >= lo[k];
+            if (meets) want.push_back(ids[i]);
+            if (meets && q % 2 && i == size_t(q) * 7 % boxes.size()) ++touching;
+        }
+        std::sort(got.begin(), got.end());
+        ASSERT_EQ(got, want) << "query " << q;
+        found += want.size();
+    }
+    EXPECT_GT(found, 1000u);
+    EXPECT_EQ(touching, 250u);  // each touching query finds the box it touches
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float lo[3] = {nan, -1e9f, -1e9f}, hi[3] = {1e9f, 1e9f, 1e9f};
+    size_t any = 0;
+    query::detail::walk_overlap(bvh, lo, hi, [&](uint32_t) { return ++any, true; });
+    EXPECT_EQ(any, 0u);
+    // visit() returning false stops the walk.
+    const float all_lo[3] = {-1e9f, -1e9f, -1e9f}, all_hi[3] = {1e9f, 1e9f, 1e9f};
+    query::detail::walk_overlap(bvh, all_lo, all_hi, [&](uint32_t) { return ++any < 10; });
+    EXPECT_EQ(any, 10u);
+}
+
 TEST(Query, BatchesEqualSingleTraces) {
     const Bsp bsp = q1();
     const World w = World::prepare(bsp);
