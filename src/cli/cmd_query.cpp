@@ -5,25 +5,21 @@
 // Thin front ends over bspkit::query::World.
 #include "common.hpp"
 
+#include <bspkit/parallel.hpp>
 #include <bspkit/query.hpp>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <exception>
 #include <fstream>
 #include <iostream>
-#include <mutex>
 #include <span>
 #include <string_view>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 namespace bspkit::cli {
@@ -78,36 +74,6 @@ std::vector<float> numbers(const std::string& text, size_t count, const char* wh
 Vec3 vec3(const std::string& text, const char* what) {
     const auto v = numbers(text, 3, what);
     return {v[0], v[1], v[2]};
-}
-
-/// Runs job(b) for every block b in [0, blocks) on up to `threads` threads
-/// (this one included), each taking the next block; the first exception a
-/// job throws is rethrown here once every thread has stopped.
-template <class Job>
-void for_each_block(size_t blocks, unsigned threads, const Job& job) {
-    std::atomic<size_t> next{0};
-    std::exception_ptr thrown;
-    std::mutex thrown_lock;
-    const auto work = [&] {
-        try {
-            for (size_t b; (b = next.fetch_add(1)) < blocks;) job(b);
-        } catch (...) {
-            const std::lock_guard lock(thrown_lock);
-            if (!thrown) thrown = std::current_exception();
-            next = blocks;
-        }
-    };
-    std::vector<std::thread> helpers;
-    for (unsigned t = 1; t < std::min<size_t>(threads, blocks); ++t) {
-        try {
-            helpers.emplace_back(work);
-        } catch (const std::system_error&) {
-            break;  // no more threads: the ones started (and this one) do the rest
-        }
-    }
-    work();
-    for (auto& h : helpers) h.join();
-    if (thrown) std::rethrow_exception(thrown);
 }
 
 nlohmann::json j3(Vec3 v) { return {v.x, v.y, v.z}; }
@@ -300,7 +266,7 @@ void add_trace(CLI::App& app, Action& action) {
                 if (!file) throw Error({o->rays, "", -1}, "cannot open the rays file");
             }
             std::istream& in = o->rays == "-" ? std::cin : file;
-            const unsigned threads = o->threads ? unsigned(o->threads) : std::max(1u, std::thread::hardware_concurrency());
+            const unsigned threads = unsigned(o->threads);  // 0: every core
             // Every line is read, then parsed a block of lines per thread (parsing on one
             // thread was a fifth of the time), before any ray is traced: a bad line is a
             // usage error with no output.

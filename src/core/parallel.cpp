@@ -2,6 +2,8 @@
 // parallel.hpp for why).
 #include "core/parallel.hpp"
 
+#include <bspkit/parallel.hpp>
+
 #include <memory>
 #include <utility>
 
@@ -98,3 +100,11 @@ void WorkerThread::join() {
 #endif
 
 }  // namespace bspkit::detail
+
+namespace bspkit {
+
+void for_each_block(size_t blocks, unsigned threads, const std::function<void(size_t)>& job) {
+    detail::parallel_chunks(blocks, 1, threads, [&](size_t b, size_t) { job(b); });
+}
+
+}  // namespace bspkit

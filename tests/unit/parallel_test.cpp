@@ -1,11 +1,14 @@
 // core/parallel.hpp: the worker threads every parallel step runs on.
 #include "core/parallel.hpp"
 
+#include <bspkit/parallel.hpp>
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #if BSPKIT_WORKER_PTHREAD
@@ -80,6 +83,30 @@ TEST(Parallel, ParallelForRunsEveryIndexOnce) {
         parallel_for(hits.size(), threads, [&](size_t i) { ++hits[i]; });
         for (size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i].load(), 1) << "index " << i << ", threads " << threads;
     }
+}
+
+// The front ends' bspkit::for_each_block(): every block once, on any thread
+// count; a throwing block does not stop the others, and the lowest block's
+// exception is the one thrown.
+TEST(Parallel, ForEachBlockRunsEveryBlockAndThrowsTheLowestFailure) {
+    for (unsigned threads : {0u, 1u, 2u, 5u}) {
+        std::vector<std::atomic<int>> hits(300);
+        bspkit::for_each_block(hits.size(), threads, [&](size_t b) { ++hits[b]; });
+        for (size_t b = 0; b < hits.size(); ++b) ASSERT_EQ(hits[b].load(), 1) << "block " << b << ", threads " << threads;
+        for (auto& h : hits) h = 0;
+        try {
+            bspkit::for_each_block(hits.size(), threads, [&](size_t b) {
+                ++hits[b];
+                if (b % 100 == 37) throw std::runtime_error("block " + std::to_string(b));
+            });
+            ADD_FAILURE() << "nothing thrown, threads " << threads;
+        } catch (const std::runtime_error& e) {
+            EXPECT_STREQ(e.what(), "block 37") << "threads " << threads;
+        }
+        EXPECT_EQ(std::accumulate(hits.begin(), hits.end(), 0, [](int n, const auto& h) { return n + h.load(); }), 300)
+            << "threads " << threads;
+    }
+    bspkit::for_each_block(0, 2, [](size_t) { FAIL() << "no block to run"; });
 }
 
 }  // namespace
