@@ -200,11 +200,26 @@ void walk_overlap(const Bvh& bvh, const float lo[3], const float hi[3], Visit&& 
     stack[sp++] = 0;
     while (sp) {
         const WideNode& node = bvh.nodes[stack[--sp]];
+        unsigned met = 0;  // bit k: slot k's box meets the query's
+#if BSPKIT_QUERY_SSE2
+        for (int h = 0; h < kBvhWidth; h += 4) {
+            __m128 all = _mm_castsi128_ps(_mm_set1_epi32(-1));
+            for (int a = 0; a < 3; ++a) {
+                all = _mm_and_ps(all, _mm_cmple_ps(_mm_load_ps(node.lo[a] + h), _mm_set1_ps(hi[a])));
+                all = _mm_and_ps(all, _mm_cmpge_ps(_mm_load_ps(node.hi[a] + h), _mm_set1_ps(lo[a])));
+            }
+            met |= unsigned(_mm_movemask_ps(all)) << h;
+        }
+#else
         for (int k = 0; k < kBvhWidth; ++k) {
-            if (!((node.used >> k) & 1u)) continue;
             bool meets = true;
             for (int a = 0; a < 3; ++a) meets = meets && node.lo[a][k] <= hi[a] && node.hi[a][k] >= lo[a];
-            if (!meets) continue;
+            met |= unsigned(meets) << k;
+        }
+#endif
+        met &= node.used;
+        for (; met; met &= met - 1) {
+            const int k = std::countr_zero(met);
             if (node.count[k] == 0) {
                 stack[sp++] = node.ref[k];
                 continue;

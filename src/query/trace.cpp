@@ -866,6 +866,11 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             bool fast_ok = packed.bounded[size_t(hull)];
             for (int i = 0; i < 3; ++i)  // false for NaN too
                 fast_ok = fast_ok && std::fabs(s[i]) < packed.finite_radius && std::fabs(e[i]) < packed.finite_radius;
+            // A model whose solid the segment stays clear of ends its walk with no
+            // impact, not starting in solid and not all in solid: it cannot replace
+            // the result (the world's came first). Skipped where its walk would
+            // count no steps (fast_ok), so what it leaves is all the same.
+            if (!first && fast_ok && clear_of_solid(w.hull_solid[m][size_t(hull)], s, e)) return;
             auto take = [&](const auto& fast) {
                 h.allsolid = fast.allsolid;
                 h.startsolid = fast.startsolid;

@@ -283,7 +283,108 @@ World World::prepare(const Bsp& bsp) {
     impl->build_triangle_bvh();
     impl->pack_brushes();
     impl->build_model_bvh();
+    impl->bound_hull_solids();
     return World(std::move(impl));
+}
+
+namespace {
+
+/// Narrows `box` to the part of it on one side of a plane that is not of an
+/// axial type (negative axes included): front n.x - d >= 0, back < 0, as
+/// node_dist() decides in floats. Along each axis k whose normal component
+/// is at least 1/2, the other axes' extent over the box bounds x_k; the
+/// bound is moved out by a unit, beyond the float rounding of the walk's
+/// distances (a fraction of a unit below 2^20, over |n_k| >= 1/2) and its
+/// DIST_EPSILON (1/32 over |n_k|). An axis with an infinite extent among
+/// the others is not narrowed.
+void narrow_by_plane(const HullNode& n, Aabb& box, bool front) {
+    for (int k = 0; k < 3; ++k) {
+        if (!(std::fabs(n.n[k]) >= 0.5f)) continue;
+        // The sum over the other axes of n_j x_j: its least and greatest over the box.
+        double least = 0, most = 0;
+        bool finite = true;
+        for (int j = 0; j < 3; ++j) {
+            if (j == k || n.n[j] == 0) continue;
+            const double a = double(n.n[j]) * box.lo[j], b = double(n.n[j]) * box.hi[j];
+            least += std::min(a, b);
+            most += std::max(a, b);
+            finite = finite && std::isfinite(a) && std::isfinite(b);
+        }
+        if (!finite) continue;
+        // front: n_k x_k >= d - sum >= d - most; back: n_k x_k < d - sum <= d - least.
+        const double edge = ((front ? n.d - most : n.d - least)) / n.n[k];
+        const bool lower = front == (n.n[k] > 0);  // the edge is a lower bound of x_k
+        if (lower) box.lo[k] = std::max(box.lo[k], float(edge - 1));
+        else box.hi[k] = std::min(box.hi[k], float(edge + 1));
+    }
+}
+
+}  // namespace
+
+void World::Impl::bound_hull_solids() {
+    if (c.kind != Kind::hulls) return;
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    const Aabb everywhere{{-inf, -inf, -inf}, {inf, inf, inf}};
+    const Aabb nowhere{{inf, inf, inf}, {-inf, -inf, -inf}};
+    constexpr float r = 2 * kModelBvhRange;
+    const Aabb reach{{-r, -r, -r}, {r, r, r}};
+    hull_solid.assign(c.models.size(), {everywhere, everywhere, everywhere, everywhere});
+    struct Pending {
+        int32_t num;
+        Aabb box;
+    };
+    std::vector<Pending> stack;
+    // A compiled map's models own disjoint subtrees, each hull's its own: every
+    // node is visited about once. Shared subtrees (hostile files) could make
+    // the walks exponential: past this budget, for all of them together, the
+    // boxes left are infinite (those models are walked by every trace).
+    size_t budget = 4 * (packed[0].nodes.size() + packed[1].nodes.size()) + 64 * 4 * c.models.size();
+    for (size_t m = 1; m < c.models.size(); ++m)
+        for (size_t h = 0; h < 4; ++h) {
+            const Tree& t = c.trees[h == 0 ? 0 : 1];
+            const PackedTree& p = packed[h == 0 ? 0 : 1];
+            const int32_t head = c.models[m].root[h];
+            // Hulls no trace walks (require_hull(): Quake's hull 3, whose head nodes
+            // are often 0, the world's hull 1) and heads World::trace does not walk.
+            if (h >= c.hulls.size() || !c.hulls[h].available || c.hulls[h].brushlist) continue;
+            if (head >= 0 && size_t(head) >= t.nodes.size()) continue;
+            if (h > 0 && t.nodes.empty()) continue;
+            Aabb solid = nowhere;
+            stack.clear();
+            // Only segments within kModelBvhRange are tested against the box
+            // (clear_of_solid()), so the walk starts from twice that: finite,
+            // which lets planes a hair off an axis narrow it too.
+            stack.push_back({p.root(head), reach});
+            while (!stack.empty()) {
+                if (budget == 0) {
+                    solid = everywhere;
+                    break;
+                }
+                --budget;
+                const Pending cur = stack.back();
+                stack.pop_back();
+                if (cur.num < 0) {
+                    if (t.leafs[size_t(~cur.num)].contents != quake1_contents_solid) continue;
+                    for (int a = 0; a < 3; ++a) {
+                        solid.lo[a] = std::min(solid.lo[a], cur.box.lo[a]);
+                        solid.hi[a] = std::max(solid.hi[a], cur.box.hi[a]);
+                    }
+                    continue;
+                }
+                const HullNode& n = p.nodes[size_t(cur.num)];
+                Pending front{n.child[0], cur.box}, back{n.child[1], cur.box};
+                if (n.type < 3) {  // node_dist(): x[type] - d >= 0 goes to the front, exactly
+                    front.box.lo[n.type] = std::max(front.box.lo[n.type], n.d);
+                    back.box.hi[n.type] = std::min(back.box.hi[n.type], n.d);
+                } else {
+                    narrow_by_plane(n, front.box, true);
+                    narrow_by_plane(n, back.box, false);
+                }
+                stack.push_back(back);
+                stack.push_back(front);
+            }
+            hull_solid[m][h] = solid;
+        }
 }
 
 void World::Impl::build_model_bvh() {

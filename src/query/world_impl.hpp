@@ -139,6 +139,15 @@ struct World::Impl {
     /// Beyond the traces' own unit of slack: the BVH's float rounding
     /// (coordinates under 2^21, so well under a unit each way) stays inside it.
     static constexpr float kModelBvhSlack = 8;
+    /// Quake 1 family, per model and hull: a box (in the hull's space, before
+    /// the model's origin) holding every point the model's tree sends to a
+    /// solid leaf. The axial planes on the way narrow it; other planes are
+    /// left out, so it may be larger, never smaller. Empty (lo > hi) when no
+    /// solid leaf is reached, infinite when the tree is not walked here
+    /// (shared subtrees past a budget). A model trace whose segment stays
+    /// clear of it cannot end in, start in or be all in solid, so the model
+    /// cannot change the trace's result (World::trace skips its walk).
+    std::vector<std::array<detail::Aabb, 4>> hull_solid;
     /// Collision::trees[0] and [1] packed (trees[1]: Quake 1 clipnodes).
     std::array<PackedTree, 2> packed;
 
@@ -151,6 +160,8 @@ struct World::Impl {
     /// model_bvh and model_unbounded, once the models' bounds, origins and
     /// solidity are known (after place_models() and pack_brushes()).
     void build_model_bvh();
+    /// hull_solid, once the trees are packed.
+    void bound_hull_solids();
     /// Leaf index (~child) under `root`; root < 0 is already a leaf.
     int32_t point_leaf(const PackedTree& t, int32_t root, Vec3 p) const noexcept {
         const float x[3] = {p.x, p.y, p.z};

@@ -676,6 +676,71 @@ TEST_P(QueryCorpus, ModelBvhOffersEveryModelATraceWouldTest) {
                 segments, tested);
 }
 
+// Quake 1 family: a model trace skips the walk of a model whose solid its
+// segment stays clear of (World::Impl::hull_solid), so that box must hold
+// every point the model's tree sends to a solid leaf. On every map of the
+// family, for every solid model and hull, points around the model (its
+// bounds, 64 units more, and its box's faces exactly) are sent down the
+// packed tree as the walks send them; each solid one must be in the box.
+// And the boxes must be of use: finite for most models.
+TEST_P(QueryCorpus, HullSolidBoxesHoldEverySolidPointOfTheirModels) {
+    const CorpusFile& f = GetParam();
+    const Bsp bsp = Bsp::open(f.path);
+    const World world = World::prepare(bsp);
+    const auto& w = world.impl();
+    if (w.c.kind != query::detail::Kind::hulls) GTEST_SKIP() << "not a Quake 1 family map";
+    std::mt19937 rng(9);
+    auto uniform = [&](float a, float b) { return std::uniform_real_distribution<float>(a, b)(rng); };
+    size_t boxes = 0, finite = 0, solid_points = 0;
+    for (size_t m = 1; m < w.c.models.size(); ++m) {
+        const auto& model = w.c.models[m];
+        if (!model.solid) continue;
+        bool bounded = true;
+        for (int a = 0; a < 3; ++a) bounded = bounded && std::isfinite(model.lo[a]) && std::isfinite(model.hi[a]);
+        if (!bounded) continue;
+        for (size_t h = 0; h < 4; ++h) {
+            const auto& tree = w.c.trees[h == 0 ? 0 : 1];
+            const auto& packed = w.packed[h == 0 ? 0 : 1];
+            const int32_t head = model.root[h];
+            if (h >= w.c.hulls.size() || !w.c.hulls[h].available || w.c.hulls[h].brushlist) continue;
+            if ((h > 0 && tree.nodes.empty()) || (head >= 0 && size_t(head) >= tree.nodes.size())) continue;
+            const auto& box = w.hull_solid[m][h];
+            ++boxes;
+            bool box_finite = true;
+            for (int a = 0; a < 3; ++a) box_finite = box_finite && std::isfinite(box.lo[a]) && std::isfinite(box.hi[a]);
+            finite += box_finite || box.lo[0] > box.hi[0] || box.lo[1] > box.hi[1] || box.lo[2] > box.hi[2];
+            const auto solid_at = [&](const float x[3]) {
+                int32_t num = packed.root(head);
+                while (num >= 0) {
+                    const auto& n = packed.nodes[size_t(num)];
+                    num = query::node_dist(n, x) < 0 ? n.child[1] : n.child[0];
+                }
+                return tree.leafs[size_t(~num)].contents == query::quake1_contents_solid;
+            };
+            for (int i = 0; i < 400; ++i) {
+                float x[3];
+                for (int a = 0; a < 3; ++a) x[a] = uniform(model.lo[a] - 64, model.hi[a] + 64);
+                if (i % 4 == 0 && box_finite) {  // on a face of the box, from outside it would be beyond
+                    const int a = i / 4 % 3;
+                    x[a] = i / 12 % 2 ? box.hi[a] : box.lo[a];
+                }
+                if (!solid_at(x)) continue;
+                ++solid_points;
+                for (int a = 0; a < 3; ++a)
+                    ASSERT_TRUE(x[a] >= box.lo[a] && x[a] <= box.hi[a])
+                        << f.relpath << " model " << m << " hull " << h << ": solid at " << x[0] << " " << x[1] << " "
+                        << x[2] << " outside its box " << box.lo[a] << ".." << box.hi[a] << " on axis " << a;
+            }
+        }
+    }
+    if (boxes >= 20) {
+        EXPECT_GT(finite * 10, boxes * 8) << "most models' solid boxes should be finite (or empty)";
+        EXPECT_GT(solid_points, 100u);
+    }
+    std::printf("%s: %zu model hulls, %zu with finite or empty solid boxes, %zu solid points checked\n", f.relpath.c_str(),
+                boxes, finite, solid_points);
+}
+
 INSTANTIATE_TEST_SUITE_P(All, QueryCorpus, ::testing::ValuesIn(queryable()),
                          [](const auto& info) { return test_name(info.param.relpath); });
 
