@@ -140,13 +140,15 @@ struct World::Impl {
     /// (coordinates under 2^21, so well under a unit each way) stays inside it.
     static constexpr float kModelBvhSlack = 8;
     /// Quake 1 family, per model and hull: a box (in the hull's space, before
-    /// the model's origin) holding every point the model's tree sends to a
-    /// solid leaf. The axial planes on the way narrow it; other planes are
-    /// left out, so it may be larger, never smaller. Empty (lo > hi) when no
-    /// solid leaf is reached, infinite when the tree is not walked here
-    /// (shared subtrees past a budget). A model trace whose segment stays
-    /// clear of it cannot end in, start in or be all in solid, so the model
-    /// cannot change the trace's result (World::trace skips its walk).
+    /// the model's origin) holding every point within 2^21 units that the
+    /// model's tree sends to a solid leaf. The planes on the way narrow it:
+    /// axial ones exactly, others along the axes their normals lean to, a
+    /// unit wider (world.cpp narrow_by_plane()); so it may be larger, never
+    /// smaller. Empty (lo > hi) when no solid leaf is reached; infinite for
+    /// hulls traces do not walk and past a budget (shared subtrees). A model
+    /// trace whose segment stays clear of it cannot end in, start in or be
+    /// all in solid, so the model cannot change the trace's result
+    /// (World::trace skips its walk: model_cull.hpp clear_of_solid()).
     std::vector<std::array<detail::Aabb, 4>> hull_solid;
     /// Collision::trees[0] and [1] packed (trees[1]: Quake 1 clipnodes).
     std::array<PackedTree, 2> packed;
