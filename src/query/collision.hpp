@@ -80,7 +80,7 @@ struct Model {
     /// the union of its brushes' bounds (brush families, set by World::prepare)
     /// or the model's bounds in the file (Quake 1 family: the box its engines
     /// link the entity by, SV_LinkEdict). A trace that does not reach them
-    /// skips the model (World::trace: the segment for brush families, the
+    /// skips the model (model_cull.hpp: the segment for brush families, the
     /// move's box for the Quake 1 family, as SV_ClipToLinks). Infinite
     /// (nothing skipped) when unknown, and for the world.
     float lo[3] = {-kInfinity, -kInfinity, -kInfinity}, hi[3] = {kInfinity, kInfinity, kInfinity};

@@ -142,31 +142,17 @@ inline void models_meeting_box(const World::Impl& w, const float move_lo[3], con
 }
 
 /// Quake 1 family: whether the segment s -> e (a model's hull space, as its
-/// walk takes it) stays clear of `solid` (World::Impl::hull_solid) by more
-/// than 2 units. The walk's pieces then reach no solid leaf: each lies on
-/// its leaf's side of the planes above it but for DIST_EPSILON (1/32) and
-/// the rounding of its ends (under half a unit below 2^20). Beyond that
-/// range, false.
+/// walk takes it) stays clear of `solid` (World::Impl::hull_solids()) by
+/// more than 2 units: ModelCull's test of the box grown by a unit, and its
+/// own. The walk's pieces then reach no solid leaf: each lies on its leaf's
+/// side of the planes above it but for DIST_EPSILON (1/32) and the rounding
+/// of its ends (under half a unit below 2^20). Beyond that range, false.
 inline bool clear_of_solid(const Aabb& solid, const float s[3], const float e[3]) {
-    constexpr float kClear = 2;
     for (int a = 0; a < 3; ++a)
-        if (solid.lo[a] > solid.hi[a]) return true;  // no solid leaf
+        if (solid.lo[a] > solid.hi[a]) return true;  // no solid leaf (meets() would swap such bounds)
     if (!in_model_bvh_range({s[0], s[1], s[2], e[0], e[1], e[2]})) return false;
-    float t0 = 0, t1 = 1;
-    for (int a = 0; a < 3; ++a) {
-        const float lo = solid.lo[a] - kClear, hi = solid.hi[a] + kClear;
-        const float d = e[a] - s[a];
-        if (d == 0) {
-            if (s[a] < lo || s[a] > hi) return true;
-            continue;
-        }
-        float ta = (lo - s[a]) / d, tb = (hi - s[a]) / d;  // +-inf for infinite bounds
-        if (ta > tb) std::swap(ta, tb);
-        t0 = std::max(t0, ta);
-        t1 = std::min(t1, tb);
-        if (t0 > t1) return true;
-    }
-    return false;
+    constexpr float unit[3] = {1, 1, 1};
+    return !ModelCull({s[0], s[1], s[2]}, {e[0], e[1], e[2]}).meets(solid.lo, solid.hi, Vec3{}, unit, unit);
 }
 
 }  // namespace bspkit::query::detail

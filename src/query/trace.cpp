@@ -843,6 +843,8 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
         // node once at most; thousands of models naming one hostile shared
         // subtree must not get a fresh budget each.
         uint64_t steps = 0;
+        // Only models (m > 0, after the world) read their solid boxes.
+        const auto* solids = o.models ? &w.hull_solids() : nullptr;
         auto run = [&](size_t m) {
             const Model& model = c.models[m];
             if (model.root[size_t(hull)] >= 0 && size_t(model.root[size_t(hull)]) >= t.nodes.size()) return;
@@ -870,7 +872,7 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
             // impact, not starting in solid and not all in solid: it cannot replace
             // the result (the world's came first). Skipped where its walk would
             // count no steps (fast_ok), so what it leaves is all the same.
-            if (!first && fast_ok && clear_of_solid(w.hull_solid[m][size_t(hull)], s, e)) return;
+            if (!first && fast_ok && clear_of_solid((*solids)[m][size_t(hull)], s, e)) return;
             auto take = [&](const auto& fast) {
                 h.allsolid = fast.allsolid;
                 h.startsolid = fast.startsolid;

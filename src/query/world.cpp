@@ -283,7 +283,6 @@ World World::prepare(const Bsp& bsp) {
     impl->build_triangle_bvh();
     impl->pack_brushes();
     impl->build_model_bvh();
-    impl->bound_hull_solids();
     return World(std::move(impl));
 }
 
@@ -321,14 +320,14 @@ void narrow_by_plane(const HullNode& n, Aabb& box, bool front) {
 
 }  // namespace
 
-void World::Impl::bound_hull_solids() {
+void World::Impl::bound_hull_solids() const {
     if (c.kind != Kind::hulls) return;
     constexpr float inf = std::numeric_limits<float>::infinity();
     const Aabb everywhere{{-inf, -inf, -inf}, {inf, inf, inf}};
     const Aabb nowhere{{inf, inf, inf}, {-inf, -inf, -inf}};
     constexpr float r = 2 * kModelBvhRange;
     const Aabb reach{{-r, -r, -r}, {r, r, r}};
-    hull_solid.assign(c.models.size(), {everywhere, everywhere, everywhere, everywhere});
+    hull_solid_.assign(c.models.size(), {everywhere, everywhere, everywhere, everywhere});
     struct Pending {
         int32_t num;
         Aabb box;
@@ -383,7 +382,7 @@ void World::Impl::bound_hull_solids() {
                 stack.push_back(back);
                 stack.push_back(front);
             }
-            hull_solid[m][h] = solid;
+            hull_solid_[m][h] = solid;
         }
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <mutex>
 
 namespace bspkit::query {
 
@@ -139,7 +140,7 @@ struct World::Impl {
     /// Beyond the traces' own unit of slack: the BVH's float rounding
     /// (coordinates under 2^21, so well under a unit each way) stays inside it.
     static constexpr float kModelBvhSlack = 8;
-    /// Quake 1 family, per model and hull: a box (in the hull's space, before
+    /// Quake 1 family, per model and hull (hull_solids()): a box (in the hull's space, before
     /// the model's origin) holding every point within 2^21 units that the
     /// model's tree sends to a solid leaf. The planes on the way narrow it:
     /// axial ones exactly, others along the axes their normals lean to, a
@@ -149,7 +150,11 @@ struct World::Impl {
     /// trace whose segment stays clear of it cannot end in, start in or be
     /// all in solid, so the model cannot change the trace's result
     /// (World::trace skips its walk: model_cull.hpp clear_of_solid()).
-    std::vector<std::array<detail::Aabb, 4>> hull_solid;
+    /// Worked out at the first such trace: nothing else reads them.
+    const std::vector<std::array<detail::Aabb, 4>>& hull_solids() const {
+        std::call_once(hull_solid_once_, [this] { bound_hull_solids(); });
+        return hull_solid_;
+    }
     /// Collision::trees[0] and [1] packed (trees[1]: Quake 1 clipnodes).
     std::array<PackedTree, 2> packed;
 
@@ -162,8 +167,10 @@ struct World::Impl {
     /// model_bvh and model_unbounded, once the models' bounds, origins and
     /// solidity are known (after place_models() and pack_brushes()).
     void build_model_bvh();
-    /// hull_solid, once the trees are packed.
-    void bound_hull_solids();
+    /// hull_solid_ (hull_solids() calls it once).
+    void bound_hull_solids() const;
+    mutable std::vector<std::array<detail::Aabb, 4>> hull_solid_;
+    mutable std::once_flag hull_solid_once_;
     /// Leaf index (~child) under `root`; root < 0 is already a leaf.
     int32_t point_leaf(const PackedTree& t, int32_t root, Vec3 p) const noexcept {
         const float x[3] = {p.x, p.y, p.z};

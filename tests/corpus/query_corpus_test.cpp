@@ -677,7 +677,7 @@ TEST_P(QueryCorpus, ModelBvhOffersEveryModelATraceWouldTest) {
 }
 
 // Quake 1 family: a model trace skips the walk of a model whose solid its
-// segment stays clear of (World::Impl::hull_solid), so that box must hold
+// segment stays clear of (World::Impl::hull_solids()), so that box must hold
 // every point the model's tree sends to a solid leaf. On every map of the
 // family, for every solid model and hull, points around the model (its
 // bounds, 64 units more, and its box's faces exactly) are sent down the
@@ -704,7 +704,7 @@ TEST_P(QueryCorpus, HullSolidBoxesHoldEverySolidPointOfTheirModels) {
             const int32_t head = model.root[h];
             if (h >= w.c.hulls.size() || !w.c.hulls[h].available || w.c.hulls[h].brushlist) continue;
             if ((h > 0 && tree.nodes.empty()) || (head >= 0 && size_t(head) >= tree.nodes.size())) continue;
-            const auto& box = w.hull_solid[m][h];
+            const auto& box = w.hull_solids()[m][h];
             ++boxes;
             bool box_finite = true;
             for (int a = 0; a < 3; ++a) box_finite = box_finite && std::isfinite(box.lo[a]) && std::isfinite(box.hi[a]);
