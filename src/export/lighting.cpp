@@ -332,6 +332,7 @@ model::Vec2 BakeLayout::uv(size_t model, uint32_t surface, model::Vec2 lightmap_
     if (!packed()) return lightmap_uv;
     // As bake() places the surface's corners: a coordinate that is not a number at 0.
     const Shift s = shift(model, surface);
+    if (s.black) return black_uv;
     return {float((finite_or_zero(lightmap_uv.x) * atlas_width + s.x) / width),
             float((finite_or_zero(lightmap_uv.y) * atlas_height + s.y) / height)};
 }
@@ -355,6 +356,22 @@ BakeLayout plan_bake(const model::Map& map, const Selection& selection, const mo
         out.height = out.atlas_height = light.height;
         return out;
     }
+    // Materials whose texture is black: their surfaces bake to black (the
+    // texture's zero times any light, its alpha 255), the colour bake() leaves
+    // where nothing lands.
+    std::vector<int8_t> black_texture(map.textures.size(), -1);  // -1: not looked at yet
+    const auto black = [&](uint32_t material) {
+        const int32_t t = options.textures ? map.materials[material].texture : -1;
+        if (t < 0) return false;
+        int8_t& b = black_texture[size_t(t)];
+        if (b < 0) {
+            const std::vector<uint8_t>& rgba = map.textures[size_t(t)].rgba;
+            b = !rgba.empty();
+            for (size_t p = 0; b && p + 3 < rgba.size(); p += 4)
+                b = rgba[p] == 0 && rgba[p + 1] == 0 && rgba[p + 2] == 0 && rgba[p + 3] == 255;
+        }
+        return b == 1;
+    };
     const uint32_t side = std::max(light.width, light.height);
     uint32_t k = options.bake_texels_per_luxel ? std::min(options.bake_texels_per_luxel, 64u) : 4;
     while (k > 1 && uint64_t(side) * k > std::max(options.bake_max_size, 1u)) --k;
@@ -372,6 +389,7 @@ BakeLayout plan_bake(const model::Map& map, const Selection& selection, const mo
         int64_t x0, y0;
     };
     std::vector<Box> boxes;
+    std::vector<std::pair<size_t, uint32_t>> black_surfaces;  // (selected model, surface)
     std::vector<bspkit::detail::ShelfSize> sizes;
     uint64_t area = 0;
     const uint64_t atlas_area = uint64_t(out.atlas_width) * out.atlas_height;
@@ -380,9 +398,14 @@ BakeLayout plan_bake(const model::Map& map, const Selection& selection, const mo
         const model::Model& m = *selection.models[mi].model;
         for (const auto& g : selection.models[mi].groups) {
             if (!g.lit) continue;
+            const bool black_group = black(g.material);
             for (const uint32_t si : g.surfaces) {
                 const model::Surface& s = m.surfaces[si];
                 if (s.vertices.empty()) continue;
+                if (black_group) {
+                    black_surfaces.push_back({mi, si});
+                    continue;
+                }
                 double lo_x = aw, hi_x = 0, lo_y = ah, hi_y = 0;
                 for (const model::Vertex& v : s.vertices) {
                     const double x = finite_or_zero(v.lightmap_uv.x) * aw, y = finite_or_zero(v.lightmap_uv.y) * ah;
@@ -399,6 +422,13 @@ BakeLayout plan_bake(const model::Map& map, const Selection& selection, const mo
                 sizes.push_back({bw, bh});
             }
         }
+    }
+    if (!black_surfaces.empty()) {  // their texel, in the middle of a box no triangle covers
+        const uint32_t side_of_box = 2 * kDilateRings + 1;
+        area += uint64_t(side_of_box) * side_of_box;
+        if (area >= atlas_area) return out;
+        boxes.push_back({selection.models.size(), 0, 0, 0});
+        sizes.push_back({side_of_box, side_of_box});
     }
     if (boxes.empty()) return out;
     std::vector<size_t> order(boxes.size());
@@ -417,9 +447,16 @@ BakeLayout plan_bake(const model::Map& map, const Selection& selection, const mo
     out.shifts.resize(selection.models.size());
     for (size_t mi = 0; mi < selection.models.size(); ++mi)
         out.shifts[mi].resize(selection.models[mi].model->surfaces.size());
-    for (size_t i = 0; i < boxes.size(); ++i)
+    for (size_t i = 0; i < boxes.size(); ++i) {
+        if (boxes[i].model == selection.models.size()) {  // the black texel's box
+            out.black_uv = {float((places[i].x + kDilateRings + 0.5) / out.width),
+                            float((places[i].y + kDilateRings + 0.5) / out.height)};
+            continue;
+        }
         out.shifts[boxes[i].model][boxes[i].surface] = {int32_t(int64_t(places[i].x) - boxes[i].x0),
                                                         int32_t(int64_t(places[i].y) - boxes[i].y0)};
+    }
+    for (const auto& [mi, si] : black_surfaces) out.shifts[mi][si].black = true;
     return out;
 }
 
@@ -464,14 +501,15 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
             if (!g.lit) continue;
             const int32_t t = texture_of(g.material);
             const std::vector<Level>* levels = nullptr;
-            if (t >= 0) {
-                auto& chain = mips[size_t(t)];
-                if (!chain) chain = std::make_unique<std::vector<Level>>(model::mip_chain(map.textures[size_t(t)]));
-                levels = chain.get();
-            }
             for (const uint32_t si : g.surfaces) {
                 const model::Surface& s = sm.model->surfaces[si];
                 const BakeLayout::Shift shift = layout.shift(mi, si);
+                if (shift.black) continue;  // black whatever its light: bakes to the image's fill
+                if (t >= 0 && !levels) {
+                    auto& chain = mips[size_t(t)];
+                    if (!chain) chain = std::make_unique<std::vector<Level>>(model::mip_chain(map.textures[size_t(t)]));
+                    levels = chain.get();
+                }
                 for (size_t i = 0; i + 2 < s.indices.size(); i += 3) {
                     const model::Vertex* v[3] = {&s.vertices[s.indices[i]], &s.vertices[s.indices[i + 1]],
                                                  &s.vertices[s.indices[i + 2]]};

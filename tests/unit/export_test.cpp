@@ -1157,6 +1157,65 @@ TEST(Lighting, BakedTexturePacksSurfacesAndTheirUvsFollow) {
     }
 }
 
+// Surfaces of a black texture bake to black whatever their light: they are
+// not baked, and every TEXCOORD_1 of theirs points at one black texel, so the
+// baked texture is no larger for them; a texture one texel short of black is
+// baked as any other.
+TEST(Lighting, BlackTexturedSurfacesShareOneBlackTexel) {
+    const auto with_void = [](uint8_t red) {
+        model::Map map = lit_cells();
+        map.materials.push_back({"void", 0, 2, 2, 1, {}});  // texture 1
+        std::vector<uint8_t> rgba(16, 0);
+        for (size_t p = 3; p < rgba.size(); p += 4) rgba[p] = 255;
+        rgba[0] = red;
+        map.textures.push_back({"void", 2, 2, rgba});
+        // Two large lit quads over the atlas's left half (the cells' light, unused by the cells themselves
+        // but for their middle luxels).
+        for (int i = 0; i < 2; ++i) {
+            model::Surface s = quad(1, {float(64 * i), 500, 0}, {32, 0, 0}, {0, 32, 0}, {0, 0, 1}, 0);
+            const float v0 = i ? 0.5f : 0.0f, v1 = i ? 1.0f : 0.5f;
+            const model::Vec2 corners[4] = {{0.0f, v0}, {0.5f, v0}, {0.5f, v1}, {0.0f, v1}};
+            for (int c = 0; c < 4; ++c) s.vertices[size_t(c)].lightmap_uv = corners[c];
+            map.models[0].surfaces.push_back(s);
+        }
+        return map;
+    };
+    const auto void_uvs = [](const BakedExport& glb) {
+        std::set<std::pair<float, float>> uvs;
+        for (const auto& prim : glb.file.doc["meshes"][0]["primitives"]) {
+            if (glb.file.doc["materials"][prim["material"].get<size_t>()]["name"] != "void") continue;
+            const auto uv1 = glb.file.accessor(prim["attributes"]["TEXCOORD_1"]);
+            for (size_t k = 0; k + 1 < uv1.size(); k += 2) uvs.insert({float(uv1[k]), float(uv1[k + 1])});
+        }
+        return uvs;
+    };
+    const BakedExport black = export_baked(with_void(0));
+    const BakedExport grey = export_baked(with_void(1));  // one texel (1, 0, 0)
+    const BakedExport without = export_baked(lit_cells());
+    const auto black_uvs = void_uvs(black);
+    ASSERT_EQ(black_uvs.size(), 1u);
+    const auto [u, v] = *black_uvs.begin();
+    EXPECT_EQ(texel_at(black.baked, u, v), (std::array<int, 3>{0, 0, 0}));
+    // Without them, the same cells and a 5 x 5 box: no larger than the cells alone plus that box's shelf.
+    EXPECT_LE(size_t(black.baked.width) * black.baked.height, size_t(without.baked.width) * (without.baked.height + 5));
+    EXPECT_GT(void_uvs(grey).size(), 1u);  // baked: as large as the atlas layout (half of it is theirs)
+    EXPECT_GT(size_t(grey.baked.width) * grey.baked.height, 4 * size_t(black.baked.width) * black.baked.height);
+    for (const auto& prim : black.file.doc["meshes"][0]["primitives"]) {  // the cells keep their colours
+        if (black.file.doc["materials"][prim["material"].get<size_t>()]["name"] != "floor") continue;
+        const auto pos = black.file.accessor(prim["attributes"]["POSITION"]);
+        const auto uv1 = black.file.accessor(prim["attributes"]["TEXCOORD_1"]);
+        const auto idx = black.file.accessor(prim["indices"]);
+        for (size_t t = 0; t + 2 < idx.size(); t += 3) {
+            double x = 0, tu = 0, tv = 0;
+            for (size_t c = 0; c < 3; ++c) {
+                const size_t k = size_t(idx[t + c]);
+                x += pos[k * 3] / 3, tu += uv1[k * 2] / 3, tv += uv1[k * 2 + 1] / 3;
+            }
+            EXPECT_EQ(texel_at(black.baked, tu, tv), cell_colour(int(x / 64))) << "triangle " << t / 3;
+        }
+    }
+}
+
 TEST(Lighting, BakedExportsPassTheValidatorAndObjUsesTheBakedTexture) {
     const fs::path dir = test::temp_dir("baked");
     model::Map map = lit_quad(Format::quake1, 64, true);
