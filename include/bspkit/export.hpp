@@ -49,7 +49,10 @@
 //       (two rings) so bilinear filtering does not bleed black. Then each
 //       lit surface's texels (and those rings) are packed on shelves, and
 //       TEXCOORD_1 follows, when that makes the texture smaller than the
-//       atlas layout (maps of small faces: cs16_de_torabora 2.3x). Lit
+//       atlas layout (maps of small faces: cs16_de_torabora 2.3x); lit
+//       surfaces of a black texture (every texel 0, 0, 0, 255), black
+//       whatever their light, are not baked then and share one black texel
+//       (pd_change_dest's backdrop: 512 x 428 instead of 4096 x 2156). Lit
 //       primitives carry no COLOR_0 in this mode (Quake 3 vertex colours are
 //       the vertex-lit fallback, not a factor of the lightmap); unlit ones
 //       (sky, water, fullbright, vertex-lit) keep their texture and colours.
