@@ -469,9 +469,13 @@ Baked bake(const model::Map& map, const Selection& selection, const model::Light
     out.texels_per_luxel = layout.texels_per_luxel;
     if (layout.light_only) {
         out.image = {"baked", light.width, light.height, {}};
-        bspkit::detail::assign_large(out.image.rgba, size_t(light.width) * light.height * 4, 255);
-        for (size_t p = 0, n = size_t(light.width) * light.height; p < n; ++p)
-            std::copy_n(&light.rgb[p * 3], 3, &out.image.rgba[p * 4]);
+        const size_t n = size_t(light.width) * light.height;
+        bspkit::detail::assign_large(out.image.rgba, n * 4, 255);
+        // Byte by byte through plain pointers: a 3-byte copy_n per luxel was a
+        // call to memcpy each (librequake: 6% of writing the glb).
+        const uint8_t* src = light.rgb.data();
+        uint8_t* dst = out.image.rgba.data();
+        for (size_t p = 0; p < n; ++p, src += 3, dst += 4) dst[0] = src[0], dst[1] = src[1], dst[2] = src[2];
         return out;
     }
     // Triangles are set up and tested in the scaled atlas (aw x ah), each texel
