@@ -1169,8 +1169,8 @@ TEST(Lighting, BlackTexturedSurfacesShareOneBlackTexel) {
         for (size_t p = 3; p < rgba.size(); p += 4) rgba[p] = 255;
         rgba[0] = red;
         map.textures.push_back({"void", 2, 2, rgba});
-        // Two large lit quads over the atlas's left half (the cells' light, unused by the cells themselves
-        // but for their middle luxels).
+        // Two large lit quads over the atlas's left half, lit by the cells' luxels (the cells use
+        // only the middle ones of theirs).
         for (int i = 0; i < 2; ++i) {
             model::Surface s = quad(1, {float(64 * i), 500, 0}, {32, 0, 0}, {0, 32, 0}, {0, 0, 1}, 0);
             const float v0 = i ? 0.5f : 0.0f, v1 = i ? 1.0f : 0.5f;
