@@ -89,7 +89,11 @@ void shade_lightmap(Format format, bool engine, double exposure, LightmapAtlas& 
             table[size_t(v)] = uint8_t(std::clamp(std::lround(c * gain), 0L, 255L));
         }
         const size_t whole = atlas.rgb.size() - atlas.rgb.size() % 3;  // whole luxels, as below
-        for (size_t i = 0; i < whole; ++i) atlas.rgb[i] = table[atlas.rgb[i]];
+        // Through plain pointers: a byte stored through atlas.rgb[i] may alias the
+        // vector's own data pointer, which was then read again for every byte.
+        uint8_t* const rgb = atlas.rgb.data();
+        const uint8_t* const lut = table.data();
+        for (size_t i = 0; i < whole; ++i) rgb[i] = lut[rgb[i]];
         return;
     }
     for (size_t i = 0; i + 2 < atlas.rgb.size(); i += 3) {
