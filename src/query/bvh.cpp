@@ -51,12 +51,6 @@ struct Builder {
     /// are never read, and their pages never touched.
     std::unique_ptr<BvhNode[]> out;
 
-    static void grow(Aabb& a, const Aabb& b) {
-        for (int k = 0; k < 3; ++k) {
-            a.lo[k] = std::min(a.lo[k], b.lo[k]);
-            a.hi[k] = std::max(a.hi[k], b.hi[k]);
-        }
-    }
     static Aabb empty_box() {
         constexpr float big = std::numeric_limits<float>::max();
         return {{big, big, big}, {-big, -big, -big}};

@@ -835,8 +835,8 @@ TraceResult World::trace(Vec3 start_v, Vec3 end_v, const TraceOptions& o) const 
         // box under 3 units traces its mins corner; GoldSrc gives hull 0 no offset
         // (its VectorCopy of hull 0's zero clip_mins).
         if (o.hull < 0 && (hull > 0 || !c.goldsrc_hulls)) offset = c.hulls[size_t(hull)].mins - o.mins;
-        const Tree& t = c.trees[hull == 0 ? 0 : 1];
-        const PackedTree& packed = w.packed[hull == 0 ? 0 : 1];
+        const Tree& t = c.trees[World::Impl::hull_tree(hull)];
+        const PackedTree& packed = w.packed[World::Impl::hull_tree(hull)];
         bool first = true;
         // One step budget for the whole trace, every model's walk included: a
         // compiled map's models own disjoint subtrees, so a trace visits each

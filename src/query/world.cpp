@@ -340,8 +340,8 @@ void World::Impl::bound_hull_solids() const {
     size_t budget = 4 * (packed[0].nodes.size() + packed[1].nodes.size()) + 64 * 4 * c.models.size();
     for (size_t m = 1; m < c.models.size(); ++m)
         for (size_t h = 0; h < 4; ++h) {
-            const Tree& t = c.trees[h == 0 ? 0 : 1];
-            const PackedTree& p = packed[h == 0 ? 0 : 1];
+            const Tree& t = c.trees[hull_tree(int(h))];
+            const PackedTree& p = packed[hull_tree(int(h))];
             const int32_t head = c.models[m].root[h];
             // Hulls no trace walks (require_hull(): Quake's hull 3, whose head nodes
             // are often 0, the world's hull 1) and heads World::trace does not walk.
@@ -363,11 +363,7 @@ void World::Impl::bound_hull_solids() const {
                 const Pending cur = stack.back();
                 stack.pop_back();
                 if (cur.num < 0) {
-                    if (t.leafs[size_t(~cur.num)].contents != quake1_contents_solid) continue;
-                    for (int a = 0; a < 3; ++a) {
-                        solid.lo[a] = std::min(solid.lo[a], cur.box.lo[a]);
-                        solid.hi[a] = std::max(solid.hi[a], cur.box.hi[a]);
-                    }
+                    if (t.leafs[size_t(~cur.num)].contents == quake1_contents_solid) grow(solid, cur.box);
                     continue;
                 }
                 const HullNode& n = p.nodes[size_t(cur.num)];

@@ -155,6 +155,9 @@ struct World::Impl {
         std::call_once(hull_solid_once_, [this] { bound_hull_solids(); });
         return hull_solid_;
     }
+    /// Quake 1 family: the Collision::trees / packed index a hull walks (hull 0
+    /// the nodes, hulls 1-3 the clipnodes).
+    static constexpr size_t hull_tree(int hull) noexcept { return hull == 0 ? 0 : 1; }
     /// Collision::trees[0] and [1] packed (trees[1]: Quake 1 clipnodes).
     std::array<PackedTree, 2> packed;
 
