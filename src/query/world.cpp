@@ -64,8 +64,9 @@ void place_models(const Bsp& bsp, Collision& c) {
 // Every node's plane and children in range; no cycle under any root; no path
 // longer than kMaxTreeDepth. Queries then need no range checks, cannot loop,
 // and bound their recursion; a step budget per trace (trace.cpp) stops
-// hostile shared subtrees that would make a trace exponential.
-void validate_tree(const Bsp& bsp, const Collision& c, const Tree& t, std::span<const int32_t> roots) {
+// hostile shared subtrees that would make a trace exponential. `roots` holds
+// `per_model` heads of each model in turn (a bad head names its model's record).
+void validate_tree(const Bsp& bsp, const Collision& c, const Tree& t, std::span<const int32_t> roots, size_t per_model) {
     const size_t planes = c.planes.size(), nodes = t.nodes.size(), leafs = t.leafs.size();
     for (size_t i = 0; i < nodes; ++i) {
         const Node& n = t.nodes[i];
@@ -93,16 +94,22 @@ void validate_tree(const Bsp& bsp, const Collision& c, const Tree& t, std::span<
         int next;  ///< child to look at next
     };
     std::vector<Frame> path;
-    for (const int32_t root : roots) {
+    const std::optional<size_t> model_lump = bsp.find_lump("models");
+    const uint32_t model_bytes = model_lump ? bsp.record_size(*model_lump) : 0;
+    for (size_t r = 0; r < roots.size(); ++r) {
+        const int32_t root = roots[r];
+        const int64_t model = int64_t(r / per_model);
         if (root < 0) {  // a model whose head is a leaf: in range like any child
             if (size_t(~int64_t(root)) >= leafs)
-                fail(bsp, "models", -1, 0, "a model's head is leaf " + std::to_string(~int64_t(root)) +
-                                               ", out of range (" + std::to_string(leafs) + " " + t.leaf_lump + ")");
+                fail(bsp, "models", model, model_bytes,
+                     "model " + std::to_string(model) + "'s head is leaf " + std::to_string(~int64_t(root)) +
+                         ", out of range (" + std::to_string(leafs) + " " + t.leaf_lump + ")");
             continue;
         }
         if (size_t(root) >= nodes)
-            fail(bsp, "models", -1, 0, "a model's head node " + std::to_string(root) + " is out of range (" +
-                                           std::to_string(nodes) + " " + t.node_lump + ")");
+            fail(bsp, "models", model, model_bytes,
+                 "model " + std::to_string(model) + "'s head node " + std::to_string(root) + " is out of range (" +
+                     std::to_string(nodes) + " " + t.node_lump + ")");
         if (state[size_t(root)] == kDone) continue;
         path.assign(1, {root, 0});
         state[size_t(root)] = kOnPath;
@@ -271,9 +278,9 @@ World World::prepare(const Bsp& bsp) {
             for (size_t h = 1; h < 4; ++h)
                 if (!c.trees[1].nodes.empty()) roots1.push_back(m.root[h]);
     }
-    validate_tree(bsp, c, c.trees[0], roots0);
+    validate_tree(bsp, c, c.trees[0], roots0, 1);
     if (c.kind == Kind::hulls) {
-        validate_tree(bsp, c, c.trees[1], roots1);
+        validate_tree(bsp, c, c.trees[1], roots1, 3);
         if (!c.brushes.empty()) validate_brushes(bsp, c);  // BSPX BRUSHLIST
     } else {
         validate_brushes(bsp, c);

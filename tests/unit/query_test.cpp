@@ -266,6 +266,17 @@ TEST(Query, Quake2HostileReferencesAreRefused) {
     // Nightfire input, where the trace then read past the leafs.
     EXPECT_NE(prepare_error(build([](Quake2Map& m) { m.models[0].headnode = -1000; })).find("head is leaf 999"),
               std::string::npos);
+    // A bad head names its model and that model's record (the second of two: 48 bytes into the lump).
+    const Bsp two = build([](Quake2Map& m) {
+        m.models.push_back(m.models[0]);
+        m.models[1].headnode = 40;
+    });
+    const std::string error = prepare_error(two);
+    EXPECT_NE(error.find("model 1's head node 40"), std::string::npos) << error;
+    EXPECT_NE(error.find("lump models at offset " +
+                         std::to_string(two.entry(*two.find_lump("models")).offset + sizeof(quake2::dmodel_t))),
+              std::string::npos)
+        << error;
 }
 
 namespace {
