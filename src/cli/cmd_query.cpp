@@ -76,23 +76,51 @@ Vec3 vec3(const std::string& text, const char* what) {
     return {v[0], v[1], v[2]};
 }
 
-nlohmann::json j3(Vec3 v) { return {v.x, v.y, v.z}; }
+
+/// The shortest decimal text that reads back as the same float: what the
+/// user typed for a coordinate ("1386.09", not the float's exact value
+/// 1386.0899658203125), and what the plain-text output prints. "-0" for a
+/// negative zero. Not for NaN or infinities (see append_number).
+///
+/// JSON readers parse a number as a double, and a float is then that
+/// double rounded. Of every finite float, only +-7.038531e-26 have a
+/// shortest text that this double rounding turns into a neighbouring float
+/// (all 2^32 bit patterns tried); they are written as their exact values.
+std::string_view float_text(float v, char (&buf)[32]) {
+    const auto [ptr, ec] = std::fabs(v) == 7.038531e-26f ? std::to_chars(buf, buf + sizeof buf, double(v))
+                                                          : std::to_chars(buf, buf + sizeof buf, v);
+    return {buf, size_t(ptr - buf)};
+}
+
+/// `v` as the double a reader of float_text(v) gets: nlohmann::json prints
+/// that double as the same text, so a json value carries the float as the
+/// number lines written by append_number() do.
+double json_float(float v) {
+    if (!std::isfinite(v)) return double(v);  // printed as null
+    char buf[32];
+    const std::string_view text = float_text(v, buf);
+    double d = 0;
+    std::from_chars(text.data(), text.data() + text.size(), d);
+    return d;
+}
+
+nlohmann::json j3(Vec3 v) { return {json_float(v.x), json_float(v.y), json_float(v.z)}; }
 
 nlohmann::json contents_json(const query::Contents& c) {
     return {{"raw", c.raw}, {"flags", query::content_flag_names(c.flags)}};
 }
 
-/// Appends `v` as nlohmann::json prints a number it holds as a double: the
-/// shortest text that reads back as the same double (a float's exact value),
-/// with ".0" on an integral one; null when it is not finite.
-void append_number(std::string& out, double v) {
+/// Appends `v` as float_text(), with ".0" on an integral one (as
+/// nlohmann::json prints a double); null when it is not finite. Every
+/// number in the query commands' JSON is a float read back exactly by a
+/// float parse (or a double parse rounded to float).
+void append_number(std::string& out, float v) {
     if (!std::isfinite(v)) {
         out += "null";
         return;
     }
     char buf[32];
-    const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    const std::string_view text(buf, size_t(ptr - buf));
+    const std::string_view text = float_text(v, buf);
     out += text;
     if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
 }

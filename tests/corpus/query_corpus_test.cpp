@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -971,6 +972,33 @@ TEST(QueryCli, RaysGiveOneLinePerRayAndNameTheOnesThatFail) {
         hits += r.fraction < 1;
     }
     EXPECT_GT(hits, 0u);
+    // Each number is the shortest text that reads back as the same float (a coordinate
+    // as it was typed), not the float's exact value as a double.
+    const auto shortest = [](float v) {
+        char buf[32];
+        std::string s(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+        return s.find_first_of(".e") == std::string::npos ? s + ".0" : s;
+    };
+    std::istringstream good_lines(good.out);
+    std::string line;
+    for (size_t i = 0; i < 50 && std::getline(good_lines, line); ++i) {
+        const auto r = world.trace(rays[i].start, rays[i].end);
+        EXPECT_NE(line.find("\"fraction\":" + shortest(r.fraction) + ","), std::string::npos) << line;
+        EXPECT_NE(line.find("\"end\":[" + shortest(r.end.x) + "," + shortest(r.end.y) + "," + shortest(r.end.z) + "]"),
+                  std::string::npos)
+            << line;
+    }
+    // A reader parses a number as a double: each must round to the same float. The one
+    // float pair whose shortest text does not (+-7.038531e-26) is written exactly.
+    {
+        std::ofstream(dir + "/tiny.txt") << "7.038531e-26,-7.038531e-26,1 1,2,3\n";
+        const auto tiny = run_cli({"trace", f.path.string(), "--rays", dir + "/tiny.txt"});
+        ASSERT_EQ(tiny.exit_code, 0) << tiny.err;
+        const auto j = nlohmann::json::parse(tiny.out);
+        EXPECT_EQ(float(j["from"][0].get<double>()), 7.038531e-26f) << tiny.out;
+        EXPECT_EQ(float(j["from"][1].get<double>()), -7.038531e-26f) << tiny.out;
+        EXPECT_EQ(j["to"][1].get<double>(), 2.0) << tiny.out;
+    }
 
     // The same rays with one that cannot be traced in the middle.
     const query::Ray wild{{-3e38f, 3e38f, 3e38f}, {1268.98f, -630.19f, 889.87f}};
