@@ -65,7 +65,13 @@ void print_text(const EntityLump& lump, const std::vector<size_t>& selected) {
         std::string block = fmt::format("// entity {}", i);
         if (e.offset >= 0) block += fmt::format(" at offset {}", e.offset);
         block += "\n{\n";
-        for (const KeyValue& kv : e.pairs) block += "\"" + shown(kv.key) + "\" \"" + shown(kv.value) + "\"\n";
+        for (const KeyValue& kv : e.pairs) {
+            block += '"';
+            block += shown(kv.key);
+            block += "\" \"";
+            block += shown(kv.value);
+            block += "\"\n";
+        }
         block += "}\n";
         write_out(block);
     }

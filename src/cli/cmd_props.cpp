@@ -154,7 +154,10 @@ void print_detail_text(const std::optional<source::DetailPropsLump>& d) {
 
 std::string join_leaves(const std::vector<uint32_t>& leaves) {
     std::string s;
-    for (size_t i = 0; i < leaves.size(); ++i) s += (i ? "," : "") + std::to_string(leaves[i]);
+    for (size_t i = 0; i < leaves.size(); ++i) {
+        if (i) s += ',';
+        s += std::to_string(leaves[i]);
+    }
     return s.empty() ? "-" : s;
 }
 
