@@ -5,6 +5,7 @@
 // Thin front ends over bspkit::query::World.
 #include "common.hpp"
 
+#include <bspkit/float_text.hpp>
 #include <bspkit/parallel.hpp>
 #include <bspkit/query.hpp>
 
@@ -76,35 +77,7 @@ Vec3 vec3(const std::string& text, const char* what) {
     return {v[0], v[1], v[2]};
 }
 
-
-/// The shortest decimal text that reads back as the same float: what the
-/// user typed for a coordinate ("1386.09", not the float's exact value
-/// 1386.0899658203125), and what the plain-text output prints. "-0" for a
-/// negative zero. Not for NaN or infinities (see append_number).
-///
-/// JSON readers parse a number as a double, and a float is then that
-/// double rounded. Of every finite float, only +-7.038531e-26 have a
-/// shortest text that this double rounding turns into a neighbouring float
-/// (all 2^32 bit patterns tried); they are written as their exact values.
-std::string_view float_text(float v, char (&buf)[32]) {
-    const auto [ptr, ec] = std::fabs(v) == 7.038531e-26f ? std::to_chars(buf, buf + sizeof buf, double(v))
-                                                          : std::to_chars(buf, buf + sizeof buf, v);
-    return {buf, size_t(ptr - buf)};
-}
-
-/// `v` as the double a reader of float_text(v) gets: nlohmann::json prints
-/// that double as the same text, so a json value carries the float as the
-/// number lines written by append_number() do.
-double json_float(float v) {
-    if (!std::isfinite(v)) return double(v);  // printed as null
-    char buf[32];
-    const std::string_view text = float_text(v, buf);
-    double d = 0;
-    std::from_chars(text.data(), text.data() + text.size(), d);
-    return d;
-}
-
-nlohmann::json j3(Vec3 v) { return {json_float(v.x), json_float(v.y), json_float(v.z)}; }
+nlohmann::json j3(Vec3 v) { return {v.x, v.y, v.z}; }  // json_text() prints each as float_text()
 
 nlohmann::json contents_json(const query::Contents& c) {
     return {{"raw", c.raw}, {"flags", query::content_flag_names(c.flags)}};

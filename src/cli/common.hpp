@@ -55,7 +55,9 @@ nlohmann::json diagnostics_json(const std::vector<Diagnostic>& diagnostics);
 /// that are not UTF-8 (a file name in Latin-1, a texture or model name from
 /// the map) would make dump() throw: every string and key then goes through
 /// bytes_to_utf8 (bytes that are not UTF-8 as U+EF80..U+EFFF, as the entity
-/// verbs write them), so the text is valid JSON and nothing is lost.
+/// verbs write them), so the text is valid JSON and nothing is lost. A
+/// number that is exactly a float (map data) is printed as float_text()
+/// prints it ("1386.09", not 1386.0899658203125): the same float reads back.
 std::string json_text(const nlohmann::json& j, int indent = 2);
 
 /// Resolves LUMP (index or name) or throws UsageError listing the names.

@@ -3,13 +3,17 @@
 
 #include <bspkit/check.hpp>
 #include <bspkit/entities.hpp>
+#include <bspkit/float_text.hpp>
 #include <bspkit/fold.hpp>
 #include <bspkit/version.hpp>
 #include <bspkit/zip.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -108,12 +112,48 @@ nlohmann::json utf8_everywhere(const nlohmann::json& j) {
 
 }  // namespace
 
-std::string json_text(const nlohmann::json& j, int indent) {
+namespace {
+
+/// The float a JSON number holds when it is exactly one (map data is
+/// floats; the json value holds it as a double) and float_text() prints it
+/// shorter than the double's own shortest text.
+std::optional<float> float_to_shorten(const nlohmann::json& j) {
+    if (!j.is_number_float()) return std::nullopt;
+    const double d = j.get<double>();
+    if (!(std::fabs(d) <= double(std::numeric_limits<float>::max()))) return std::nullopt;
+    const float f = float(d);
+    if (double(f) != d || float_as_json(f) == d) return std::nullopt;
+    return f;
+}
+
+bool has_float_to_shorten(const nlohmann::json& j) {
+    if (j.is_structured()) return std::any_of(j.begin(), j.end(), has_float_to_shorten);
+    return float_to_shorten(j).has_value();
+}
+
+void shorten_floats(nlohmann::json& j) {
+    if (j.is_structured()) {
+        for (auto& child : j) shorten_floats(child);
+    } else if (const auto f = float_to_shorten(j)) {
+        j = float_as_json(*f);
+    }
+}
+
+std::string dump_text(const nlohmann::json& j, int indent) {
     try {
         return j.dump(indent);
     } catch (const nlohmann::json::type_error&) {  // 316: a string that is not UTF-8
         return utf8_everywhere(j).dump(indent);
     }
+}
+
+}  // namespace
+
+std::string json_text(const nlohmann::json& j, int indent) {
+    if (!has_float_to_shorten(j)) return dump_text(j, indent);
+    nlohmann::json shortened = j;
+    shorten_floats(shortened);
+    return dump_text(shortened, indent);
 }
 
 nlohmann::json diagnostics_json(const std::vector<Diagnostic>& diagnostics) {

@@ -5,6 +5,7 @@
 #include <bspkit/bsp.hpp>
 #include <bspkit/check.hpp>
 #include <bspkit/entities.hpp>
+#include <bspkit/float_text.hpp>
 #include <bspkit/model.hpp>
 
 #include <nlohmann/json.hpp>
@@ -139,8 +140,13 @@ std::string to_json_line(const Record& r) {
     j["models"] = r.models;
     j["surfaces"] = r.surfaces;
     j["triangles"] = r.triangles;
-    j["mins"] = r.mins ? ordered_json(*r.mins) : ordered_json(nullptr);
-    j["maxs"] = r.maxs ? ordered_json(*r.maxs) : ordered_json(nullptr);
+    // Bounds as each float's shortest text (float_text), as the CLI's JSON prints map data.
+    const auto bound = [](const std::optional<std::array<float, 3>>& v) {
+        return v ? ordered_json{float_as_json((*v)[0]), float_as_json((*v)[1]), float_as_json((*v)[2])}
+                 : ordered_json(nullptr);
+    };
+    j["mins"] = bound(r.mins);
+    j["maxs"] = bound(r.maxs);
     // Messages hold raw bytes of the file now and then (names from a damaged
     // lump): replace invalid UTF-8 rather than throw.
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <charconv>
+#include <string>
 
 namespace bspkit::source {
 namespace {
@@ -182,6 +184,15 @@ TEST(PropsCli, ListsPropsAsTextAndJson) {
             const StaticProp& p = props->props[i];
             EXPECT_EQ(e["model"], props->names[p.prop_type]);
             EXPECT_EQ(e["origin"][2].get<float>(), p.origin[2]);
+            // Each coordinate is printed as the float's shortest text (vtmb's dome at
+            // 219.924, not 219.9239959716797), which a double parse brings back to it.
+            for (int k = 0; k < 3; ++k) {
+                char buf[32];
+                const std::string shortest(buf, std::to_chars(buf, buf + sizeof buf, p.origin[size_t(k)]).ptr);
+                EXPECT_EQ(float(e["origin"][k].get<double>()), p.origin[size_t(k)]);
+                EXPECT_EQ(e["origin"][k].dump(),
+                          shortest.find_first_of(".e") == std::string::npos ? shortest + ".0" : shortest);
+            }
             EXPECT_EQ(e["skin"], p.skin);
             EXPECT_EQ(e["solid"], p.solid);
             EXPECT_EQ(e["flags"], p.flags);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 
@@ -52,6 +53,24 @@ TEST(Survey, RoomMapRecord) {
     EXPECT_TRUE(j["error"].is_null());
     EXPECT_EQ(j["entity_classes"]["light"], 3);
     fs::remove_all(dir);
+}
+
+// Bounds are map data (floats): each is printed as its shortest text, which a JSON reader's
+// double brings back to the same float (the one float pair whose shortest text it would not,
+// +-7.038531e-26, as its exact value).
+TEST(Survey, BoundsAreEachFloatsShortestText) {
+    survey::Record r;
+    r.file = "bounds.bsp";
+    r.mins = std::array<float, 3>{-741.71f, 0.1f, 7.038531e-26f};
+    r.maxs = std::array<float, 3>{3800.0f, -0.0f, 1e-40f};
+    const std::string line = survey::to_json_line(r);
+    EXPECT_NE(line.find("\"mins\":[-741.71,0.1,7.038530691851209e-26]"), std::string::npos) << line;
+    EXPECT_NE(line.find("\"maxs\":[3800.0,-0.0,1e-40]"), std::string::npos) << line;
+    const auto j = nlohmann::json::parse(line);
+    for (int k = 0; k < 3; ++k) {
+        EXPECT_EQ(float(j["mins"][k].get<double>()), (*r.mins)[size_t(k)]) << k;
+        EXPECT_EQ(float(j["maxs"][k].get<double>()), (*r.maxs)[size_t(k)]) << k;
+    }
 }
 
 TEST(Survey, UnreadableFilesAreRowsWithAnError) {
