@@ -89,13 +89,21 @@ nlohmann::json contents_json(const query::Contents& c) {
 /// float parse (or a double parse rounded to float).
 void append_number(std::string& out, float v) {
     if (!std::isfinite(v)) {
-        out += "null";
+        out.append("null", 4);
         return;
     }
     char buf[32];
     const std::string_view text = float_text(v, buf);
-    out += text;
-    if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
+    out.append(text.data(), text.size());
+    // A scan of the few characters (find_first_of called memchr once for each of ".e").
+    for (const char c : text)
+        if (c == '.' || c == 'e') return;
+    out.append(".0", 2);
+}
+
+void append_integer(std::string& out, int64_t v) {
+    char buf[24];
+    out.append(buf, size_t(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
 }
 
 void append_vec3(std::string& out, Vec3 v) {
@@ -112,40 +120,51 @@ void append_vec3(std::string& out, Vec3 v) {
 /// order nlohmann::json keeps them (sorted), so `trace --json`, `visible
 /// --json` (which parse it) and `trace --rays` (which writes it as it is,
 /// without building a json value per ray; with from_chars, the command ran
-/// three times faster on 200000 rays) agree.
+/// three times faster on 200000 rays) agree. Keys are string_views (their
+/// lengths known: `out += "..."` measured each with strlen).
 void append_trace_json(std::string& out, Vec3 from, Vec3 to, const query::TraceResult& r) {
+    using namespace std::string_view_literals;
     const bool hit = r.fraction < 1;
-    const auto flag = [&](const char* key, bool value) {
+    const auto flag = [&](std::string_view key, bool value) {
         out += key;
-        out += value ? "true" : "false";
+        out += value ? "true"sv : "false"sv;
     };
-    flag("{\"allsolid\":", r.allsolid);
+    flag("{\"allsolid\":"sv, r.allsolid);
     if (hit) {
-        out += ",\"brush\":";
-        out += r.brush >= 0 ? std::to_string(r.brush) : std::string("null");
+        out += ",\"brush\":"sv;
+        if (r.brush >= 0) append_integer(out, r.brush);
+        else out += "null"sv;
         // Flag names are plain identifiers joined by commas: nothing to escape.
-        out += ",\"contents\":{\"flags\":\"" + query::content_flag_names(r.contents.flags) + "\",\"raw\":" +
-               std::to_string(r.contents.raw) + "},\"dist\":";
+        out += ",\"contents\":{\"flags\":\""sv;
+        out += query::content_flag_names(r.contents.flags);
+        out += "\",\"raw\":"sv;
+        append_integer(out, r.contents.raw);
+        out += "},\"dist\":"sv;
         append_number(out, r.dist);
     }
-    out += ",\"end\":";
+    out += ",\"end\":"sv;
     append_vec3(out, r.end);
-    out += ",\"fraction\":";
+    out += ",\"fraction\":"sv;
     append_number(out, r.fraction);
-    out += ",\"from\":";
+    out += ",\"from\":"sv;
     append_vec3(out, from);
-    flag(",\"hit\":", r.hit());
-    flag(",\"inopen\":", r.inopen);  // Quake 1 family clip hulls (false elsewhere)
-    flag(",\"inwater\":", r.inwater);
+    flag(",\"hit\":"sv, r.hit());
+    flag(",\"inopen\":"sv, r.inopen);  // Quake 1 family clip hulls (false elsewhere)
+    flag(",\"inwater\":"sv, r.inwater);
     if (hit) {
-        out += ",\"model\":" + std::to_string(r.model) + ",\"normal\":";
+        out += ",\"model\":"sv;
+        append_integer(out, r.model);
+        out += ",\"normal\":"sv;
         append_vec3(out, r.normal);
     }
-    flag(",\"startsolid\":", r.startsolid);
-    if (hit) out += ",\"surface_flags\":" + std::to_string(r.surface_flags);
-    out += ",\"to\":";
+    flag(",\"startsolid\":"sv, r.startsolid);
+    if (hit) {
+        out += ",\"surface_flags\":"sv;
+        append_integer(out, int64_t(r.surface_flags));
+    }
+    out += ",\"to\":"sv;
     append_vec3(out, to);
-    if (hit) flag(",\"triangle\":", r.triangle);
+    if (hit) flag(",\"triangle\":"sv, r.triangle);
     out += '}';
 }
 
