@@ -110,10 +110,6 @@ nlohmann::json utf8_everywhere(const nlohmann::json& j) {
     return j;
 }
 
-}  // namespace
-
-namespace {
-
 /// The float a JSON number holds when it is exactly one (map data is
 /// floats; the json value holds it as a double) and float_text() prints it
 /// shorter than the double's own shortest text.
