@@ -110,28 +110,30 @@ nlohmann::json utf8_everywhere(const nlohmann::json& j) {
     return j;
 }
 
-/// The float a JSON number holds when it is exactly one (map data is
-/// floats; the json value holds it as a double) and float_text() prints it
-/// shorter than the double's own shortest text.
-std::optional<float> float_to_shorten(const nlohmann::json& j) {
+/// For a JSON number that is exactly a float (map data is floats; the json
+/// value holds it as a double) whose float_text() is shorter than the
+/// double's own shortest text: the double that prints as float_text().
+std::optional<double> shortened_float(const nlohmann::json& j) {
     if (!j.is_number_float()) return std::nullopt;
     const double d = j.get<double>();
     if (!(std::fabs(d) <= double(std::numeric_limits<float>::max()))) return std::nullopt;
     const float f = float(d);
-    if (double(f) != d || float_as_json(f) == d) return std::nullopt;
-    return f;
+    if (double(f) != d) return std::nullopt;
+    const double shorter = float_as_json(f);
+    if (shorter == d) return std::nullopt;
+    return shorter;
 }
 
 bool has_float_to_shorten(const nlohmann::json& j) {
     if (j.is_structured()) return std::any_of(j.begin(), j.end(), has_float_to_shorten);
-    return float_to_shorten(j).has_value();
+    return shortened_float(j).has_value();
 }
 
 void shorten_floats(nlohmann::json& j) {
     if (j.is_structured()) {
         for (auto& child : j) shorten_floats(child);
-    } else if (const auto f = float_to_shorten(j)) {
-        j = float_as_json(*f);
+    } else if (const auto shorter = shortened_float(j)) {
+        j = *shorter;
     }
 }
 
