@@ -77,10 +77,12 @@ const base = `http://127.0.0.1:${port}/`;
 const browser = await launch({ chromium, width: 1280, height: 800 });
 const { page } = browser;
 
-// Goes to `url` and waits until the page's script is up.
+// Goes to `url` and waits until the page's script is up: at most 60 s (a
+// loaded 2-core machine running the rest of the suite can take over 10).
 async function gotoPage(url) {
     await page.goto(url);
-    for (let i = 0; i < 100 && !(await page.eval('!!window.bspkitViewer')); ++i) await new Promise((ok) => setTimeout(ok, 100));
+    for (let i = 0; i < 600 && !(await page.eval('!!window.bspkitViewer')); ++i) await new Promise((ok) => setTimeout(ok, 100));
+    if (!(await page.eval('!!window.bspkitViewer'))) throw new Error(`${url}: the viewer's script was not up after 60 s`);
 }
 
 // Opens a map with ?map=URL, or (picker: a local path) with the page's file picker.
@@ -91,7 +93,7 @@ async function openPage(mapUrl, picker = null, how = 'picker') {
         const files = Array.isArray(picker) ? picker : [picker];
         if (how === 'drop') await page.dropFiles(400, 300, files);
         else await page.setFiles('#file', files);
-        for (let i = 0; i < 100 && (await page.eval('window.bspkitViewer.state')) === 'idle'; ++i)
+        for (let i = 0; i < 600 && (await page.eval('window.bspkitViewer.state')) === 'idle'; ++i)
             await new Promise((ok) => setTimeout(ok, 100));
     }
     return page.eval('window.bspkitViewer.whenReady()', 600000);

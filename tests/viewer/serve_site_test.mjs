@@ -47,8 +47,8 @@ const url = await new Promise((done) => {
     server.on('exit', () => done(''));
 });
 clearTimeout(timer);
-// The line naming the site follows the URL on stderr: wait for it (at most 10 s).
-for (let waited = 0; !err.includes('the viewer from') && waited < 10000; waited += 50)
+// The line naming the site follows the URL on stderr: wait for it (at most 60 s).
+for (let waited = 0; !err.includes('the viewer from') && waited < 60000; waited += 50)
     await new Promise((r) => setTimeout(r, 50));
 try {
     check(/^http:\/\/127\.0\.0\.1:\d+\/\?map=maps\//.test(url), `URL printed: ${url}`);
