@@ -22,8 +22,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace bspkit::fuzz {
 
@@ -172,25 +174,54 @@ inline void texture_files(const uint8_t* data, size_t size) {
 }
 
 /// Queries: World::prepare (hostile trees: cycles, out-of-range children must
-/// end in an Error), then leaf / contents / line, box and hull traces through
-/// the middle of the world and along its axes, and a visibility test.
+/// end in an Error), then leaf / contents / line, box and hull traces between
+/// fixed points and points inside the world's drawn bounds (where the walks go
+/// deep), and a visibility test. Every result must be a trace's (fraction in
+/// [0, 1], allsolid only with startsolid) and a batch on one thread must give
+/// each ray's single trace: abort otherwise, a finding.
 inline void queries(const uint8_t* data, size_t size) {
     auto bsp = open(data, size);
     if (!bsp) return;
+    std::vector<query::Vec3> points = {{0, 0, 0}, {64, -32, 16}, {-1024, 512, 128}, {4096, 4096, -4096}};
+    guarded([&] {
+        model::BuildOptions build;
+        build.lightmaps = build.textures = false;
+        build.all_models = false;
+        build.patch_level = 1;
+        const model::Map map = model::build(*bsp, build);
+        constexpr float kBig = 1e30f;
+        query::Vec3 lo{kBig, kBig, kBig}, hi{-kBig, -kBig, -kBig};
+        for (const auto& m : map.models)
+            for (const auto& s : m.surfaces)
+                for (const auto& v : s.vertices) {
+                    lo = {std::min(lo.x, v.position.x), std::min(lo.y, v.position.y), std::min(lo.z, v.position.z)};
+                    hi = {std::max(hi.x, v.position.x), std::max(hi.y, v.position.y), std::max(hi.z, v.position.z)};
+                }
+        if (!(lo.x <= hi.x && lo.y <= hi.y && lo.z <= hi.z)) return;
+        for (const float f : {0.3f, 0.5f, 0.7f, 0.9f}) {
+            const float g = 1 - f;
+            points.push_back({lo.x + (hi.x - lo.x) * f, lo.y + (hi.y - lo.y) * g, lo.z + (hi.z - lo.z) * f});
+        }
+    });
+    auto sane = [](const query::TraceResult& r) {
+        if (!(r.fraction >= 0 && r.fraction <= 1) || (r.allsolid && !r.startsolid)) std::abort();
+        return r;
+    };
     guarded([&] {
         const query::World world = query::World::prepare(*bsp);
-        const query::Vec3 points[] = {{0, 0, 0}, {64, -32, 16}, {-1024, 512, 128}, {4096, 4096, -4096}};
         for (const auto& p : points) {
             guarded([&] { (void)world.leaf_at(p); });
             guarded([&] { (void)world.contents(p); });
         }
-        for (size_t i = 0; i + 1 < std::size(points); ++i) {
-            guarded([&] { (void)world.trace(points[i], points[i + 1]); });
-            guarded([&] { (void)world.trace(points[i], points[i + 1], world.player()); });
+        std::vector<query::Ray> rays;
+        for (size_t i = 0; i + 1 < points.size(); ++i) {
+            rays.push_back({points[i], points[i + 1]});
+            guarded([&] { (void)sane(world.trace(points[i], points[i + 1])); });
+            guarded([&] { (void)sane(world.trace(points[i], points[i + 1], world.player())); });
             guarded([&] {
                 query::TraceOptions o = query::TraceOptions::box({-8, -8, -8}, {8, 8, 8});
                 o.models = true;
-                (void)world.trace(points[i + 1], points[i], o);
+                (void)sane(world.trace(points[i + 1], points[i], o));
             });
             guarded([&] { (void)world.visible(points[i], points[i + 1]); });
         }
@@ -198,8 +229,24 @@ inline void queries(const uint8_t* data, size_t size) {
             guarded([&] {
                 query::TraceOptions o;
                 o.hull = h.index;
-                (void)world.trace(points[0], points[2], o);
+                (void)sane(world.trace(points[0], points[2], o));
             });
+        guarded([&] {
+            const query::TraceOptions o = world.player();
+            std::vector<query::TraceResult> batch(rays.size());
+            std::vector<std::string> errors(rays.size());
+            world.try_trace(rays, batch, errors, o, 1);
+            for (size_t i = 0; i < rays.size(); ++i) {
+                if (!errors[i].empty()) continue;
+                const query::TraceResult one = sane(world.trace(rays[i].start, rays[i].end, o));
+                const auto& b = batch[i];
+                // Bitwise, so that NaN coordinates compare too.
+                if (std::memcmp(&one.fraction, &b.fraction, sizeof b.fraction) ||
+                    std::memcmp(&one.end, &b.end, sizeof b.end) || one.startsolid != b.startsolid ||
+                    one.allsolid != b.allsolid || one.model != b.model)
+                    std::abort();
+            }
+        });
     });
 }
 
