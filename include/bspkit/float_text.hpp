@@ -6,6 +6,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 namespace bspkit {
@@ -21,6 +23,48 @@ inline std::string_view float_text(float v, char (&buf)[32]) noexcept {
     const auto r = std::fabs(v) == 7.038531e-26f ? std::to_chars(buf, buf + sizeof buf, double(v))
                                                  : std::to_chars(buf, buf + sizeof buf, v);
     return {buf, size_t(r.ptr - buf)};
+}
+
+/// True only when `text` is exactly what float_text() prints for the float
+/// that std::from_chars reads from it: a test of the text alone, no
+/// conversion. It accepts plain decimals as to_chars writes them ("-0",
+/// "1386.09", "0.5", "1200"; no sign '+', no leading or trailing zeros, no
+/// exponent) of at most 6 significant digits, below 10^7 and not under
+/// 10^-8, where the fixed form is no longer than the scientific one (to_chars
+/// picks the shorter, fixed on a tie: "100000" prints as "1e+05"). Such a
+/// decimal is a normal float's shortest text: any two decimals of 6 or fewer
+/// digits read as different floats (FLT_DIG). False for other texts, some of
+/// which are float_text()s too: callers then format the value.
+inline bool is_float_text(std::string_view text) noexcept {
+    const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    const size_t sign = !text.empty() && text[0] == '-';
+    size_t i = sign;
+    while (i < text.size() && digit(text[i])) ++i;
+    const size_t int_digits = i - sign;
+    if (int_digits == 0 || int_digits > 7 || (text[sign] == '0' && int_digits > 1)) return false;
+    size_t frac_digits = 0;
+    if (i < text.size()) {
+        if (text[i] != '.') return false;
+        for (++i; i < text.size() && digit(text[i]); ++i) ++frac_digits;
+        if (i != text.size() || frac_digits == 0 || frac_digits > 8 || text.back() == '0') return false;
+    }
+    // The significant digits: from the first non-zero digit to the last one.
+    size_t first = SIZE_MAX, last = 0, position = 0;  // position: among the digits, the point left out
+    for (size_t k = sign; k < text.size(); ++k) {
+        if (text[k] == '.') continue;
+        if (text[k] != '0') {
+            if (first == SIZE_MAX) first = position;
+            last = position;
+        }
+        ++position;
+    }
+    if (first == SIZE_MAX) return text.size() == sign + 1;  // "0" or "-0"
+    const size_t significant = last - first + 1;
+    if (significant > 6) return false;
+    // Scientific form: the digits ("d" or "d.ddd"), then "e+XX" (two exponent
+    // digits: the value lies between 10^-8 and 10^7).
+    const size_t scientific = sign + (significant == 1 ? 1 : significant + 1) + 4;
+    return text.size() <= scientific;
 }
 
 /// The double a reader of float_text(v) gets: a JSON library printing it as
