@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -84,6 +85,22 @@ TEST(FloatText, AcceptsTheUsualAndRefusesWhatToCharsWritesOtherwise) {
     for (const char* text : {"16777217", "0.3000001", "1234567", "0.1234567"}) EXPECT_FALSE(is_float_text(text)) << text;
     EXPECT_EQ(printed("16777217"), "16777216");
     for (const char* text : {"", "-", "abc", "1.2.3", "1,5", "nan", "inf", "- 1"}) EXPECT_FALSE(is_float_text(text)) << text;
+}
+
+TEST(FloatText, WholeNumbersAreWhatToCharsWrites) {
+    // float_text() writes whole numbers under 10^5 by the integer conversion:
+    // each of them, and each float beside one, as to_chars writes it.
+    for (int32_t i = -100001; i <= 100001; ++i)
+        for (const float v : {float(i), std::nextafter(float(i), 1e9f), std::nextafter(float(i), -1e9f)}) {
+            char a[32], b[32];
+            const auto r = std::to_chars(b, b + sizeof b, v);
+            ASSERT_EQ(float_text(v, a), std::string_view(b, size_t(r.ptr - b))) << v;
+        }
+    char buf[32];
+    EXPECT_EQ(float_text(-0.0f, buf), "-0");
+    EXPECT_EQ(float_text(0.0f, buf), "0");
+    EXPECT_EQ(float_text(1e5f, buf), "1e+05");
+    EXPECT_EQ(float_text(-99999.0f, buf), "-99999");
 }
 
 }  // namespace
