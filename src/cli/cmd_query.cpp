@@ -5,6 +5,7 @@
 // Thin front ends over bspkit::query::World.
 #include "common.hpp"
 
+#include <bspkit/file_io.hpp>
 #include <bspkit/float_text.hpp>
 #include <bspkit/parallel.hpp>
 #include <bspkit/query.hpp>
@@ -13,12 +14,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
+#include <numeric>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -32,9 +34,12 @@ using query::Vec3;
 /// each without a '+' sign (std::from_chars reads none); how many there
 /// are, or SIZE_MAX when there are more than out.size().
 size_t split_numbers(std::string_view text, std::span<std::string_view> out) {
-    const auto separator = [](char ch) {
-        return ch == ',' || ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n' || ch == '\v' || ch == '\f';
-    };
+    static constexpr auto kSeparator = [] {
+        std::array<bool, 256> is{};
+        for (const unsigned char ch : {',', ' ', '\t', '\r', '\n', '\v', '\f'}) is[ch] = true;
+        return is;
+    }();
+    const auto separator = [](char ch) { return kSeparator[static_cast<unsigned char>(ch)]; };
     size_t n = 0, i = 0;
     while (true) {
         while (i < text.size() && separator(text[i])) ++i;
@@ -52,9 +57,13 @@ size_t split_numbers(std::string_view text, std::span<std::string_view> out) {
 /// there are exactly out.size() of them, each a finite decimal number (an
 /// optional sign, digits, a point, an exponent). By std::from_chars: no
 /// locale and no stream per line, which were most of `trace --rays`' time.
-bool parse_floats(std::string_view text, std::span<float> out) {
-    std::string_view tokens[8];
-    if (out.size() > std::size(tokens)) return false;
+/// `tokens`, when given (out.size() of them): each number's text.
+bool parse_floats(std::string_view text, std::span<float> out, std::string_view* tokens = nullptr) {
+    std::string_view own[8];
+    if (!tokens) {
+        if (out.size() > std::size(own)) return false;
+        tokens = own;
+    }
     if (split_numbers(text, std::span(tokens, out.size())) != out.size()) return false;
     for (size_t n = 0; n < out.size(); ++n) {
         const std::string_view token = tokens[n];
@@ -77,6 +86,32 @@ bool parse_floats(std::string_view text, std::span<float> out) {
     }
     return true;
 }
+
+/// Where a ray's line typed each of its six numbers as float_text() prints
+/// the float (is_float_text()): `trace --rays` copies those texts into the
+/// ray's JSON line instead of printing the floats again. A number typed
+/// otherwise, or further into its line than 255 characters, has length 0.
+struct TypedRay {
+    size_t line = 0;    ///< the line's offset in the input
+    uint8_t start[6]{};  ///< each number's offset in the line
+    uint8_t length[6]{};
+
+    TypedRay() = default;
+    TypedRay(std::string_view input, std::string_view line_text, const std::string_view (&tokens)[6])
+        : line(size_t(line_text.data() - input.data())) {
+        for (int k = 0; k < 6; ++k) {
+            const size_t at = size_t(tokens[k].data() - line_text.data());
+            if (at + tokens[k].size() <= 255 && is_float_text(tokens[k])) {
+                start[k] = uint8_t(at);
+                length[k] = uint8_t(tokens[k].size());
+            }
+        }
+    }
+    /// The six texts ("" where a number must be printed).
+    void texts(std::string_view input, std::string_view (&out)[6]) const {
+        for (int k = 0; k < 6; ++k) out[k] = input.substr(line + start[k], length[k]);
+    }
+};
 
 std::vector<float> numbers(const std::string& text, size_t count, const char* what) {
     std::vector<float> v(count);
@@ -119,17 +154,19 @@ void append_integer(std::string& out, int64_t v) {
     out.append(buf, size_t(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
 }
 
-/// `v` as append_number() writes each coordinate; where `typed` (the
-/// numbers as the user typed them, or null) holds a coordinate's text as
-/// float_text() prints it (is_float_text()), that text is copied.
+/// `v` as append_number() writes each coordinate; where `typed` (null, or
+/// the coordinates as the user typed them: TypedRay) holds a coordinate's
+/// text, float_text() of the float as is_float_text() found, it is copied.
 void append_vec3(std::string& out, Vec3 v, const std::string_view* typed = nullptr) {
     const float xyz[3] = {v.x, v.y, v.z};
     out += '[';
     for (int k = 0; k < 3; ++k) {
         if (k) out += ',';
-        if (typed && is_float_text(typed[k])) {
+        if (typed && !typed[k].empty()) {
             out += typed[k];
-            if (typed[k].find('.') == std::string_view::npos) out.append(".0", 2);
+            bool point = false;  // a scan of the few characters, as append_number()'s
+            for (const char c : typed[k]) point |= c == '.';
+            if (!point) out.append(".0", 2);
         } else {
             append_number(out, xyz[k]);
         }
@@ -142,11 +179,11 @@ void append_vec3(std::string& out, Vec3 v, const std::string_view* typed = nullp
 /// --json` (which parse it) and `trace --rays` (which writes it as it is,
 /// without building a json value per ray; with from_chars, the command ran
 /// three times faster on 200000 rays) agree. Keys are string_views (their
-/// lengths known: `out += "..."` measured each with strlen). `typed`: the
-/// ray's six numbers as the user typed them (split_numbers()), or null.
-/// Where a coordinate's text is already the float's float_text(), it is
-/// copied rather than printed again: the same bytes (the same for `end` when
-/// it is `to`, bit for bit).
+/// lengths known: `out += "..."` measured each with strlen). `typed`: null,
+/// or the ray's six numbers as the user typed them where that text is the
+/// float's float_text() (TypedRay; "" elsewhere): such a text is copied
+/// rather than printed again, the same bytes (for `end` too when it is `to`,
+/// bit for bit).
 void append_trace_json(std::string& out, Vec3 from, Vec3 to, const query::TraceResult& r,
                        const std::string_view* typed = nullptr) {
     using namespace std::string_view_literals;
@@ -306,22 +343,25 @@ void add_trace(CLI::App& app, Action& action) {
                                r.triangle ? " (triangle)" : "");
                 return kExitOk;
             }
-            std::ifstream file;
-            if (o->rays != "-") {
-                file.open(o->rays, std::ios::binary);
-                if (!file) throw Error({o->rays, "", -1}, "cannot open the rays file");
-            }
-            std::istream& in = o->rays == "-" ? std::cin : file;
             const unsigned threads = unsigned(o->threads);  // 0: every core
             // Every line is read, then parsed a block of lines per thread (parsing on one
             // thread was a fifth of the time), before any ray is traced: a bad line is a
             // usage error with no output.
-            std::string input;
-            {
+            // A file is read in one piece into a buffer of its size (appending 1 MiB pieces
+            // to a growing string took 11-15 ms of 4.5 MB, most of it page faults on the
+            // copies); read_file() also refuses a directory, which read as no rays.
+            Bytes file_bytes;
+            std::string piped;
+            if (o->rays == "-") {
                 std::vector<char> piece(size_t(1) << 20);
-                while (in.read(piece.data(), std::streamsize(piece.size())) || in.gcount() > 0)
-                    input.append(piece.data(), size_t(in.gcount()));
+                while (std::cin.read(piece.data(), std::streamsize(piece.size())) || std::cin.gcount() > 0)
+                    piped.append(piece.data(), size_t(std::cin.gcount()));
+            } else {
+                file_bytes = read_file(o->rays);
             }
+            const std::string_view input =
+                o->rays == "-" ? std::string_view(piped)
+                               : std::string_view(reinterpret_cast<const char*>(file_bytes.data()), file_bytes.size());
             std::vector<std::string_view> lines;
             for (size_t at = 0; at < input.size();) {
                 const void* nl = std::memchr(input.data() + at, '\n', input.size() - at);
@@ -331,35 +371,44 @@ void add_trace(CLI::App& app, Action& action) {
             }
             constexpr size_t kLinesPerBlock = 8192;
             const size_t line_blocks = (lines.size() + kLinesPerBlock - 1) / kLinesPerBlock;
-            std::vector<std::vector<query::Ray>> parsed(line_blocks);
-            std::vector<std::vector<size_t>> parsed_lines(line_blocks);  // each ray's line
+            // Each line's ray in its line's slot (no per-block vectors to grow and join:
+            // their page faults and copies were a tenth of the command), blank and comment
+            // lines then squeezed out.
+            std::vector<query::Ray> list(lines.size());
+            std::vector<TypedRay> typed(lines.size());  // list[i]'s numbers as typed
+            std::vector<uint8_t> is_ray(lines.size());
             std::vector<size_t> bad_line(line_blocks, SIZE_MAX);  // per block: its first bad line's index
+            std::vector<size_t> rays_in(line_blocks, 0);
             for_each_block(line_blocks, threads, [&](size_t b) {
                 for (size_t i = b * kLinesPerBlock; i < std::min(lines.size(), (b + 1) * kLinesPerBlock); ++i) {
                     const std::string_view line = lines[i];
                     if (line.find_first_not_of(" \t\r") == std::string_view::npos || line[0] == '#') continue;
                     float v[6];
-                    if (!parse_floats(line, v)) {
+                    std::string_view tokens[6];
+                    if (!parse_floats(line, v, tokens)) {
                         bad_line[b] = i;
                         return;
                     }
-                    parsed[b].push_back({{v[0], v[1], v[2]}, {v[3], v[4], v[5]}});
-                    parsed_lines[b].push_back(i);
+                    list[i] = {{v[0], v[1], v[2]}, {v[3], v[4], v[5]}};
+                    typed[i] = TypedRay(input, line, tokens);
+                    is_ray[i] = 1;
+                    ++rays_in[b];
                 }
             });
             for (const size_t i : bad_line)
                 if (i != SIZE_MAX)
                     throw UsageError(fmt::format("{} line {}: a ray needs 6 comma-separated numbers, got '{}'", o->rays,
                                                  i + 1, lines[i]));
-            std::vector<query::Ray> list;
-            std::vector<size_t> line_of;  // list[i] is on lines[line_of[i]]
-            {
-                size_t total = 0;
-                for (const auto& p : parsed) total += p.size();
-                list.reserve(total);
-                line_of.reserve(total);
-                for (const auto& p : parsed) list.insert(list.end(), p.begin(), p.end());
-                for (const auto& p : parsed_lines) line_of.insert(line_of.end(), p.begin(), p.end());
+            const size_t total = std::accumulate(rays_in.begin(), rays_in.end(), size_t(0));
+            if (total < lines.size()) {
+                size_t kept = 0;
+                for (size_t i = 0; i < lines.size(); ++i)
+                    if (is_ray[i]) {
+                        list[kept] = list[i];
+                        typed[kept++] = typed[i];
+                    }
+                list.resize(total);
+                typed.resize(total);
             }
             // Traced and written a chunk at a time: the results and their text for a
             // million rays would be a few hundred MB at once. Within a chunk, each
@@ -396,10 +445,9 @@ void add_trace(CLI::App& app, Action& action) {
                             out += json_text({{"from", j3(chunk[i].start)}, {"to", j3(chunk[i].end)}, {"error", errors[i]}},
                                              -1);
                         } else {
-                            // The numbers as typed: where one is its float's text, the line copies it.
-                            std::string_view typed[6];
-                            split_numbers(lines[line_of[from + i]], typed);
-                            append_trace_json(out, chunk[i].start, chunk[i].end, results[i], typed);
+                            std::string_view texts[6];
+                            typed[from + i].texts(input, texts);
+                            append_trace_json(out, chunk[i].start, chunk[i].end, results[i], texts);
                         }
                         out += '\n';
                     }

@@ -1335,6 +1335,18 @@ TEST(QueryCli, RayLinesTakeDecimalNumbersAndNameTheLineOtherwise) {
     EXPECT_EQ(lines[1]["to"], nlohmann::json::array({4.0, 5.0, 6.0}));
     EXPECT_EQ(lines[2]["from"], nlohmann::json::array({0.0, 2.0, 3.0}));
     EXPECT_EQ(lines[2]["to"], nlohmann::json::array({4.0, 0.5, -6.0}));
+    // Each number is its float's shortest text, whether the line's text is
+    // copied (typed that way) or the float printed (typed otherwise).
+    const auto typed = run("1386.09,0.5,-0 100000,1.50,+7\n-0.00,2e3,0.0001 0.001,12345.6,1234567\n");
+    ASSERT_EQ(typed.exit_code, 0) << typed.err;
+    EXPECT_NE(typed.out.find("\"from\":[1386.09,0.5,-0.0]"), std::string::npos) << typed.out;
+    EXPECT_NE(typed.out.find("\"to\":[1e+05,1.5,7.0]"), std::string::npos) << typed.out;
+    EXPECT_NE(typed.out.find("\"from\":[-0.0,2000.0,1e-04]"), std::string::npos) << typed.out;
+    EXPECT_NE(typed.out.find("\"to\":[0.001,12345.6,1234567.0]"), std::string::npos) << typed.out;
+    // A directory is not a file of rays (it used to read as none, exit 0).
+    const auto folder = run_cli({"trace", f.path.string(), "--rays", dir});
+    EXPECT_EQ(folder.exit_code, 1);
+    EXPECT_NE(folder.err.find(dir + ": is a directory"), std::string::npos) << folder.err;
     for (const char* bad : {"nan,2,3 4,5,6", "inf,2,3 4,5,6", "1e50,2,3 4,5,6", "0x10,2,3 4,5,6", "1,2,3 4,5",
                             "1,2,3 4,5,6,7", "1,2,3 4,5,6abc", "+-1,2,3 4,5,6", "+,2,3 4,5,6"}) {
         const auto r = run(std::string("1,2,3 4,5,6\n") + bad + "\n");
