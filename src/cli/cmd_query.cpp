@@ -9,6 +9,7 @@
 #include <bspkit/float_text.hpp>
 #include <bspkit/parallel.hpp>
 #include <bspkit/query.hpp>
+#include <bspkit/zip.hpp>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <numeric>
 #include <span>
@@ -347,21 +350,33 @@ void add_trace(CLI::App& app, Action& action) {
             // Every line is read, then parsed a block of lines per thread (parsing on one
             // thread was a fifth of the time), before any ray is traced: a bad line is a
             // usage error with no output.
-            // A file is read in one piece into a buffer of its size (appending 1 MiB pieces
-            // to a growing string took 11-15 ms of 4.5 MB, most of it page faults on the
-            // copies); read_file() also refuses a directory, which read as no rays.
+            // A regular file is read in one piece into a buffer of its size (appending
+            // 1 MiB pieces to a growing string took 11-15 ms of 4.5 MB, most of it page
+            // faults on the copies); read_file() refuses a directory, which read as no
+            // rays. Standard input, pipes and devices (/dev/null: no rays) are streamed.
             Bytes file_bytes;
-            std::string piped;
-            if (o->rays == "-") {
-                std::vector<char> piece(size_t(1) << 20);
-                while (std::cin.read(piece.data(), std::streamsize(piece.size())) || std::cin.gcount() > 0)
-                    piped.append(piece.data(), size_t(std::cin.gcount()));
-            } else {
+            std::string streamed;
+            std::error_code status_error;
+            const auto kind = o->rays == "-" ? std::filesystem::file_type::unknown
+                                             : std::filesystem::status(o->rays, status_error).type();
+            const bool whole = kind == std::filesystem::file_type::regular ||
+                               kind == std::filesystem::file_type::directory;
+            if (whole) {
                 file_bytes = read_file(o->rays);
+            } else {
+                std::ifstream file;
+                if (o->rays != "-") {
+                    file.open(o->rays, std::ios::binary);
+                    if (!file) throw Error({o->rays, "", -1}, "cannot open the rays file");
+                }
+                std::istream& in = o->rays == "-" ? std::cin : file;
+                std::vector<char> piece(size_t(1) << 20);
+                while (in.read(piece.data(), std::streamsize(piece.size())) || in.gcount() > 0)
+                    streamed.append(piece.data(), size_t(in.gcount()));
             }
             const std::string_view input =
-                o->rays == "-" ? std::string_view(piped)
-                               : std::string_view(reinterpret_cast<const char*>(file_bytes.data()), file_bytes.size());
+                whole ? std::string_view(reinterpret_cast<const char*>(file_bytes.data()), file_bytes.size())
+                      : std::string_view(streamed);
             std::vector<std::string_view> lines;
             for (size_t at = 0; at < input.size();) {
                 const void* nl = std::memchr(input.data() + at, '\n', input.size() - at);
@@ -396,9 +411,14 @@ void add_trace(CLI::App& app, Action& action) {
                 }
             });
             for (const size_t i : bad_line)
-                if (i != SIZE_MAX)
-                    throw UsageError(fmt::format("{} line {}: a ray needs 6 comma-separated numbers, got '{}'", o->rays,
-                                                 i + 1, lines[i]));
+                if (i != SIZE_MAX) {
+                    // The line as typed, its first 120 characters (a file that is not text has long
+                    // ones), control bytes as \xNN (a NUL would end the message).
+                    const std::string_view shown = lines[i].substr(0, 120);
+                    throw UsageError(fmt::format("{} line {}: a ray needs 6 comma-separated numbers, got '{}'{}",
+                                                 o->rays, i + 1, zip::printable(shown),
+                                                 shown.size() < lines[i].size() ? "..." : ""));
+                }
             const size_t total = std::accumulate(rays_in.begin(), rays_in.end(), size_t(0));
             if (total < lines.size()) {
                 size_t kept = 0;

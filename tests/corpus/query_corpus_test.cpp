@@ -1343,10 +1343,23 @@ TEST(QueryCli, RayLinesTakeDecimalNumbersAndNameTheLineOtherwise) {
     EXPECT_NE(typed.out.find("\"to\":[1e+05,1.5,7.0]"), std::string::npos) << typed.out;
     EXPECT_NE(typed.out.find("\"from\":[-0.0,2000.0,1e-04]"), std::string::npos) << typed.out;
     EXPECT_NE(typed.out.find("\"to\":[0.001,12345.6,1234567.0]"), std::string::npos) << typed.out;
-    // A directory is not a file of rays (it used to read as none, exit 0).
+    // A directory is not a file of rays (it used to read as none, exit 0);
+    // /dev/null is an empty one.
     const auto folder = run_cli({"trace", f.path.string(), "--rays", dir});
     EXPECT_EQ(folder.exit_code, 1);
     EXPECT_NE(folder.err.find(dir + ": is a directory"), std::string::npos) << folder.err;
+    const auto none = run_cli({"trace", f.path.string(), "--rays", "/dev/null"});
+    EXPECT_EQ(none.exit_code, 0) << none.err;
+    EXPECT_EQ(none.out, "");
+    // A line that is not text is quoted as one line: control bytes (a NUL too)
+    // as \xNN, its first 120 characters.
+    const auto binary = run(std::string("1,2,\x7f") + '\0' + "\x1b[2J" + std::string(300, '9') + " 4,5,6\n");
+    EXPECT_EQ(binary.exit_code, 2);
+    EXPECT_NE(binary.err.find("line 1: a ray needs 6 comma-separated numbers, got '1,2,\\x7f\\x00\\x1b[2J999"),
+              std::string::npos)
+        << binary.err;
+    EXPECT_NE(binary.err.find("999'...\n"), std::string::npos) << binary.err;
+    EXPECT_EQ(std::count(binary.err.begin(), binary.err.end(), '\n'), 1) << binary.err;
     for (const char* bad : {"nan,2,3 4,5,6", "inf,2,3 4,5,6", "1e50,2,3 4,5,6", "0x10,2,3 4,5,6", "1,2,3 4,5",
                             "1,2,3 4,5,6,7", "1,2,3 4,5,6abc", "+-1,2,3 4,5,6", "+,2,3 4,5,6"}) {
         const auto r = run(std::string("1,2,3 4,5,6\n") + bad + "\n");
