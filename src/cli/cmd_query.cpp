@@ -447,7 +447,8 @@ void add_trace(CLI::App& app, Action& action) {
                 results.assign(chunk.size(), {});
                 errors.assign(chunk.size(), {});
                 const size_t blocks = (chunk.size() + kBlock - 1) / kBlock;
-                text.assign(blocks, {});
+                text.resize(blocks);  // each block's buffer kept from the last chunk: its pages are not faulted in again
+                for (auto& t : text) t.clear();
                 failures.assign(blocks, {0, 0});
                 for_each_block(blocks, threads, [&](size_t b) {
                     const size_t lo = b * kBlock, n = std::min(kBlock, chunk.size() - lo);
