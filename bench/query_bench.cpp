@@ -6,8 +6,9 @@
 // the bench was built with Embree), printed as ratios. Without Embree the
 // anchor is a brute-force-free floor: a plain read of the file (ratio_to_read).
 // Then the command line's `bspkit trace MAP --rays FILE` (text in, JSON lines
-// out, every core) on the same rays, a whole process beside `cat` of the rays
-// file, and beside the library's batch in this process.
+// out, every core) on the same rays, written exactly and then with two
+// decimals, a whole process beside `cat` of the rays file, and beside the
+// library's batch in this process.
 #include "bench_support.hpp"
 #include "process_runs.hpp"
 
@@ -207,25 +208,39 @@ void run(const std::string& relpath) {
 #else
     std::printf("  (built without Embree: no anchor)\n");
 #endif
-    // The same rays through the command line.
+    // The same rays through the command line: written exactly (9 significant
+    // digits, so the command traces the library's rays), then as users and
+    // scripts write them (two decimals: `trace --rays` copies such texts into
+    // its JSON lines instead of printing the floats again).
     namespace fs = std::filesystem;
-    const fs::path rays_file = fs::temp_directory_path() / ("bspkit_query_bench_" + std::to_string(::getpid()) + ".txt");
-    {
-        std::ofstream out(rays_file);
-        out.precision(9);
-        for (const auto& r : rays)
-            out << r.start.x << ',' << r.start.y << ',' << r.start.z << ' ' << r.end.x << ',' << r.end.y << ',' << r.end.z
-                << '\n';
-    }
     const auto accept = [](int code, const std::vector<std::string>&) { return code == 0; };
-    const bench::ProcessPair cli = bench::compare_processes({"/bin/cat", rays_file.string()},
-                                                            {BSPKIT_CLI_PATH, "trace", path.string(), "--rays", rays_file.string()},
-                                                            5, "query_bench", accept);
-    fs::remove(rays_file);
-    std::printf("%-42s trace --rays (CLI, whole process): %.1f ms, %.2f M rays/s; ratio to cat of the rays file %.1f, to the "
-                "library's batch %.1f\n",
-                "", cli.subject_ms, per_second(rays.size(), cli.subject_ms * 1e-3) / 1e6, cli.subject_ms / cli.floor_ms,
-                cli.subject_ms / (batch_s * 1e3));
+    const auto run_cli = [&](const char* what, auto&& write) {
+        const fs::path rays_file =
+            fs::temp_directory_path() / ("bspkit_query_bench_" + std::to_string(::getpid()) + ".txt");
+        {
+            std::ofstream out(rays_file);
+            for (const auto& r : rays) write(out, r);
+        }
+        const bench::ProcessPair cli = bench::compare_processes(
+            {"/bin/cat", rays_file.string()}, {BSPKIT_CLI_PATH, "trace", path.string(), "--rays", rays_file.string()}, 5,
+            "query_bench", accept);
+        fs::remove(rays_file);
+        std::printf("%-42s trace --rays, %s (CLI, whole process): %.1f ms, %.2f M rays/s; ratio to cat of the rays file "
+                    "%.1f, to the library's batch %.1f\n",
+                    "", what, cli.subject_ms, per_second(rays.size(), cli.subject_ms * 1e-3) / 1e6,
+                    cli.subject_ms / cli.floor_ms, cli.subject_ms / (batch_s * 1e3));
+    };
+    run_cli("9 digits", [](std::ofstream& out, const query::Ray& r) {
+        out.precision(9);
+        out << r.start.x << ',' << r.start.y << ',' << r.start.z << ' ' << r.end.x << ',' << r.end.y << ',' << r.end.z
+            << '\n';
+    });
+    run_cli("two decimals", [](std::ofstream& out, const query::Ray& r) {
+        char line[160];
+        const int n = std::snprintf(line, sizeof line, "%.2f,%.2f,%.2f %.2f,%.2f,%.2f\n", r.start.x, r.start.y, r.start.z,
+                                    r.end.x, r.end.y, r.end.z);
+        out.write(line, n);
+    });
 }
 
 }  // namespace
