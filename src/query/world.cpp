@@ -722,7 +722,9 @@ Contents World::Impl::contents_in(const Leaf& l, Vec3 point) const {
             const BrushHead& b = brush_units[brush_head[c.leaf_brushes[l.first_brush + i]]].head;
             bool inside = true;
             for (int a = 0; a < 3 && inside; ++a) inside = at[a] >= b.lo[a] && at[a] <= b.hi[a];
-            const PackedSide* sides = &sides_all[b.first_all];
+            // By pointer: a brush without sides may start at the end of the array (or
+            // the array be empty), where indexing it is undefined.
+            const PackedSide* sides = sides_all.data() + b.first_all;
             for (uint32_t s = 0; s < b.num_all && inside; ++s) {
                 const PackedSide& p = sides[s];
                 inside = p.n[0] * point.x + p.n[1] * point.y + p.n[2] * point.z - p.d <= 0;

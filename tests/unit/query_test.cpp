@@ -615,6 +615,23 @@ TEST(Query, BvhOverlapFindsEveryBoxTheQueryMeets) {
     EXPECT_EQ(any, 10u);
 }
 
+// A brush without sides (a damaged brushes lump: fuzz_query found one under
+// UBSan) holds no side to test: a point's contents and a trace read none of
+// the sides array, which is then empty.
+TEST(Query, BrushesWithoutSidesAreReadWithoutTheirSides) {
+    Quake3Map m;
+    m.brushes[0].numSides = 0;
+    m.brushsides.clear();
+    m.fogs.clear();
+    const Bsp bsp = Bsp::parse(m.build(), "sideless_q3.bsp");
+    const query::World world = query::World::prepare(bsp);
+    EXPECT_EQ(world.contents({0, 0, 64}).raw, 0);
+    EXPECT_EQ(world.leaf_at({0, 0, 64}).contents.raw, 0);
+    const query::TraceResult r = world.trace({0, 0, 64}, {0, 0, -64});
+    EXPECT_EQ(r.brush, -1);
+    EXPECT_FALSE(r.startsolid);
+}
+
 TEST(Query, BatchesEqualSingleTraces) {
     const Bsp bsp = q1();
     const World w = World::prepare(bsp);
