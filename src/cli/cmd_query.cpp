@@ -9,7 +9,6 @@
 #include <bspkit/float_text.hpp>
 #include <bspkit/parallel.hpp>
 #include <bspkit/query.hpp>
-#include <bspkit/zip.hpp>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -413,11 +412,10 @@ void add_trace(CLI::App& app, Action& action) {
             for (const size_t i : bad_line)
                 if (i != SIZE_MAX) {
                     // The line as typed, its first 120 characters (a file that is not text has long
-                    // ones), control bytes as \xNN (a NUL would end the message).
+                    // ones); UsageError keeps its control bytes as \xNN.
                     const std::string_view shown = lines[i].substr(0, 120);
                     throw UsageError(fmt::format("{} line {}: a ray needs 6 comma-separated numbers, got '{}'{}",
-                                                 o->rays, i + 1, zip::printable(shown),
-                                                 shown.size() < lines[i].size() ? "..." : ""));
+                                                 o->rays, i + 1, shown, shown.size() < lines[i].size() ? "..." : ""));
                 }
             const size_t total = std::accumulate(rays_in.begin(), rays_in.end(), size_t(0));
             if (total < lines.size()) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <bspkit/bsp.hpp>
+#include <bspkit/zip.hpp>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json_fwd.hpp>
@@ -19,8 +20,11 @@ namespace bspkit::cli {
 inline constexpr int kExitOk = 0, kExitBadInput = 1, kExitUsage = 2;
 
 /// Thrown for usage mistakes found after parsing (unknown lump name, ...).
+/// The message may quote what was typed (an option's value, a rays file's
+/// line): its control bytes are kept as \xNN (zip::printable), so none
+/// reaches the terminal and a NUL does not end what().
 struct UsageError : std::runtime_error {
-    using std::runtime_error::runtime_error;
+    explicit UsageError(const std::string& message) : std::runtime_error(zip::printable(message)) {}
 };
 
 /// Set by the global `-v/--verbose` flag (accepted before or after the verb):

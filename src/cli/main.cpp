@@ -224,8 +224,8 @@ int main(int argc, char** argv) {
     }
     try {
         return action ? action() : kExitUsage;
-    } catch (const UsageError& e) {  // may quote what was typed, a rays file's line: control bytes as \xNN
-        fmt::print(stderr, "bspkit: {}\n", bspkit::zip::printable(e.what()));
+    } catch (const UsageError& e) {  // printable already (UsageError's constructor)
+        fmt::print(stderr, "bspkit: {}\n", e.what());
         return kExitUsage;
     } catch (const bspkit::Error& e) {
         fmt::print(stderr, "{}\n", bspkit::zip::printable(e.what()));
