@@ -18,13 +18,16 @@
 #include <bspkit/visibility.hpp>
 #include <bspkit/zip.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace bspkit::fuzz {
@@ -173,6 +176,23 @@ inline void texture_files(const uint8_t* data, size_t size) {
     (void)textures::parse_vmt(text);
 }
 
+/// The bounds of the finite vertices of `map`'s world model (models[0]), or
+/// nothing when it has none: where traces through the drawn world go (the
+/// query entry point, and the query verbs of the damaged-copies corpus test).
+inline std::optional<std::pair<model::Vec3, model::Vec3>> drawn_bounds(const model::Map& map) {
+    if (map.models.empty()) return std::nullopt;
+    constexpr float kBig = 1e30f;
+    model::Vec3 lo{kBig, kBig, kBig}, hi{-kBig, -kBig, -kBig};
+    for (const model::Surface& s : map.models[0].surfaces)
+        for (const model::Vertex& v : s.vertices)
+            if (std::isfinite(v.position.x) && std::isfinite(v.position.y) && std::isfinite(v.position.z)) {
+                lo = {std::min(lo.x, v.position.x), std::min(lo.y, v.position.y), std::min(lo.z, v.position.z)};
+                hi = {std::max(hi.x, v.position.x), std::max(hi.y, v.position.y), std::max(hi.z, v.position.z)};
+            }
+    if (lo.x > hi.x) return std::nullopt;
+    return std::pair{lo, hi};
+}
+
 /// Queries: World::prepare (hostile trees: cycles, out-of-range children must
 /// end in an Error), then leaf / contents / line, box and hull traces between
 /// fixed points and points inside the world's drawn bounds (where the walks go
@@ -188,16 +208,9 @@ inline void queries(const uint8_t* data, size_t size) {
         build.lightmaps = build.textures = false;
         build.all_models = false;
         build.patch_level = 1;
-        const model::Map map = model::build(*bsp, build);
-        constexpr float kBig = 1e30f;
-        query::Vec3 lo{kBig, kBig, kBig}, hi{-kBig, -kBig, -kBig};
-        for (const auto& m : map.models)
-            for (const auto& s : m.surfaces)
-                for (const auto& v : s.vertices) {
-                    lo = {std::min(lo.x, v.position.x), std::min(lo.y, v.position.y), std::min(lo.z, v.position.z)};
-                    hi = {std::max(hi.x, v.position.x), std::max(hi.y, v.position.y), std::max(hi.z, v.position.z)};
-                }
-        if (!(lo.x <= hi.x && lo.y <= hi.y && lo.z <= hi.z)) return;
+        const auto bounds = drawn_bounds(model::build(*bsp, build));
+        if (!bounds) return;
+        const auto& [lo, hi] = *bounds;
         for (const float f : {0.3f, 0.5f, 0.7f, 0.9f}) {
             const float g = 1 - f;
             points.push_back({lo.x + (hi.x - lo.x) * f, lo.y + (hi.y - lo.y) * g, lo.z + (hi.z - lo.z) * f});

@@ -21,6 +21,7 @@
 #include <bspkit/render.hpp>
 
 #include "corpus.hpp"
+#include "entry_points.hpp"
 
 #include <gtest/gtest.h>
 
@@ -33,6 +34,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace bspkit {
@@ -79,18 +81,9 @@ Bytes damage(const Bytes& original, const LumpEntry& e, int kind, std::mt19937& 
 /// box's faces and corners, and a visible() test.
 void query_the_world(const Bsp& bsp, const model::Map* map) {
     const query::World world = query::World::prepare(bsp);
-    model::Vec3 lo{1e30f, 1e30f, 1e30f}, hi{-1e30f, -1e30f, -1e30f};
-    if (map && !map->models.empty())
-        for (const model::Surface& s : map->models[0].surfaces)
-            for (const model::Vertex& v : s.vertices)
-                if (std::isfinite(v.position.x) && std::isfinite(v.position.y) && std::isfinite(v.position.z)) {
-                    lo = {std::min(lo.x, v.position.x), std::min(lo.y, v.position.y), std::min(lo.z, v.position.z)};
-                    hi = {std::max(hi.x, v.position.x), std::max(hi.y, v.position.y), std::max(hi.z, v.position.z)};
-                }
-    if (lo.x > hi.x) {
-        lo = {-1024, -1024, -1024};
-        hi = {1024, 1024, 1024};
-    }
+    model::Vec3 lo{-1024, -1024, -1024}, hi{1024, 1024, 1024};
+    if (map)
+        if (const auto bounds = fuzz::drawn_bounds(*map)) std::tie(lo, hi) = *bounds;
     const model::Vec3 mid = (lo + hi) * 0.5f;
     (void)world.leaf_at(mid);
     (void)world.contents(mid);
