@@ -122,8 +122,11 @@ python-wheel: test-deps
 	  /usr/bin/python3 -m pip wheel --no-build-isolation --no-deps --no-index -w $(BUILD_DIR)/python-wheel .
 	@ls $(BUILD_DIR)/python-wheel/*.whl
 
+# The test and fuzz builds keep line tables only (-g1): file and line in backtraces and sanitizer
+# reports, at about 3/4 of the compile time of -g with gcc -O2.
+LINE_TABLES = -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 build: test-deps viewer
-	cmake -S . -B $(BUILD_DIR)/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBSPKIT_CORPUS=$(CORPUS) \
+	cmake -S . -B $(BUILD_DIR)/test -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LINE_TABLES) -DBSPKIT_CORPUS=$(CORPUS) \
 	  -DBSPKIT_VIEWER_SITE=$(abspath $(VIEWER_DIR))/site $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR)/test -j$(JOBS)
 
@@ -189,8 +192,8 @@ bench: test-deps viewer
 # libFuzzer targets (clang), each run for FUZZ_SECONDS, seeded from the corpus and the samples.
 FUZZ_SECONDS ?= 60
 fuzz: test-deps
-	CXX=clang++ cmake -S . -B $(BUILD_DIR)/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBSPKIT_FUZZ=ON -DBSPKIT_TESTS=OFF -DBSPKIT_BENCH=OFF $(CMAKE_FLAGS)
-	cmake --build $(BUILD_DIR)/fuzz -j$(JOBS)
+	CXX=clang++ cmake -S . -B $(BUILD_DIR)/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LINE_TABLES) -DBSPKIT_FUZZ=ON -DBSPKIT_TESTS=OFF -DBSPKIT_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD_DIR)/fuzz -j$(JOBS) --target fuzz_targets
 	fuzz/run.sh $(BUILD_DIR)/fuzz $(CORPUS) $(FUZZ_SECONDS)
 
 clean:
