@@ -101,6 +101,49 @@ std::optional<Paletted> find_palette(uint32_t width, uint32_t height, int channe
     return out;
 }
 
+/// Whether every pixel of `count` pixels of `stride` bytes (3 or 4) is grey:
+/// R = G = B, and with `opaque` also alpha 255 (stride 4). Such an image is
+/// written as grey (colour type 0), one byte a pixel and Paeth-filtered,
+/// instead of through find_palette(): a Quake 1 map's grey lightmap atlas of
+/// 2048 x 1155 (pd_change_dest) went through the palette scan and one deflate
+/// stream unfiltered. A coloured image is usually turned down in its first
+/// bytes.
+bool all_grey(ByteSpan pixels, int stride, bool opaque) {
+    const uint8_t* const p = pixels.data();
+    const size_t n = pixels.size();
+    size_t i = 0;
+#if defined(__SSE2__)
+    // Sixteen bytes against the same sixteen one byte on: R = G and G = B are
+    // byte j equal to byte j + 1 where j is a pixel's first or second byte; the
+    // positions repeat every 48 bytes (3 loads) of RGB and every load of RGBA.
+    const auto load = [&](size_t at) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at)); };
+    const auto equal_mask = [](__m128i a, __m128i b) { return unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(a, b))); };
+    if (stride == 3) {
+        static constexpr unsigned kPairs[3] = {0xb6db, 0xdb6d, 0x6db6};  // bit j: (16k + j) % 3 != 2
+        for (; i + 49 <= n; i += 48)
+            for (unsigned k = 0; k < 3; ++k)
+                if (~equal_mask(load(i + 16 * k), load(i + 16 * k + 1)) & kPairs[k]) return false;
+    } else {
+        const __m128i opaque_alpha = _mm_set1_epi8(char(0xff));
+        for (; i + 17 <= n; i += 16) {
+            const __m128i x = load(i);
+            unsigned bad = ~equal_mask(x, load(i + 1)) & 0x3333u;
+            if (opaque) bad |= ~equal_mask(x, opaque_alpha) & 0x8888u;
+            if (bad) return false;
+        }
+    }
+#endif
+    for (; i + size_t(stride) <= n; i += size_t(stride))
+        if (p[i] != p[i + 1] || p[i] != p[i + 2] || (opaque && stride == 4 && p[i + 3] != 255)) return false;
+    return true;
+}
+
+/// The first byte of each of `pixels` pixels of `stride` bytes: the grey of a
+/// grey RGB or RGBA image.
+void first_channel(const uint8_t* from, size_t pixels, int stride, uint8_t* grey) {
+    for (size_t p = 0; p < pixels; ++p) grey[p] = from[p * size_t(stride)];
+}
+
 // --- Large images: filtered and deflated in bands on every core -------------
 
 /// zlib's strategy for a level: level 1 deflates runs only (Z_RLE: matches at
@@ -210,13 +253,15 @@ void filter_row(const uint8_t* row, const uint8_t* prior, size_t row_bytes, int 
 /// (the single-threaded WebAssembly build writes the same file).
 ///
 /// `source_channels` (channels unless given): the bytes per pixel of `pixels`,
-/// either `channels` or 4 with channels 3: an RGBA image's colour alone (its
-/// alpha dropped), each row taken out of it as the band is filtered, with no
-/// RGB copy made.
+/// either `channels`, or 4 with channels 3 (an RGBA image's colour alone, its
+/// alpha dropped), or 3 or 4 with channels 1 (a grey image's first channel):
+/// each row taken out of the source as the band is filtered, with no copy of
+/// the image made.
 Bytes encode_png_banded(uint32_t width, uint32_t height, int channels, ByteSpan pixels, int level,
                         int source_channels = 0) {
     if (source_channels == 0) source_channels = channels;
-    if (source_channels != channels && !(source_channels == 4 && channels == 3))
+    if (source_channels != channels && !(source_channels == 4 && channels == 3) &&
+        !(source_channels >= 3 && channels == 1))
         throw std::invalid_argument("encode_png_banded: " + std::to_string(source_channels) + " source channels for " +
                                     std::to_string(channels));
     static constexpr uint8_t kColorType[] = {0, 4, 2, 6};  // grey, grey + alpha, RGB, RGBA
@@ -246,7 +291,10 @@ Bytes encode_png_banded(uint32_t width, uint32_t height, int channels, ByteSpan 
             const uint8_t* from = pixels.data() + y * source_row_bytes;
             if (source_channels == channels) return from;
             into.resize(row_bytes);
-            drop_alpha(from, width, into.data());
+            if (channels == 1)
+                first_channel(from, width, source_channels, into.data());
+            else
+                drop_alpha(from, width, into.data());
             return into.data();
         };
         const uint8_t* prior = y0 > 0 ? image_row(y0 - 1, prior_row) : nullptr;
@@ -372,14 +420,26 @@ Bytes libpng_encode(uint32_t width, uint32_t height, int channels, ByteSpan pixe
     return out;
 }
 
+/// The PNG of a grey image given as `stride`-byte pixels (3 or 4; see
+/// all_grey()): colour type 0, banded when large, else through libpng from a
+/// grey copy.
+Bytes encode_grey_png(uint32_t width, uint32_t height, ByteSpan pixels, int stride, int compression) {
+    const size_t count = size_t(width) * height;
+    if (count >= kBandedMinBytes) return encode_png_banded(width, height, 1, pixels, std::clamp(compression, 0, 9), stride);
+    Bytes grey(count);
+    first_channel(pixels.data(), count, stride, grey.data());
+    return libpng_encode(width, height, 1, grey, compression, nullptr);
+}
+
 }  // namespace
 
 Bytes encode_opaque_rgba_png(uint32_t width, uint32_t height, ByteSpan rgba, int compression) {
     if (width == 0 || height == 0 || width > kPngMaxDimension || height > kPngMaxDimension ||
         rgba.size() != uint64_t(width) * height * 4)
         return encode_png(width, height, 4, rgba, compression);  // its own error for the same arguments
-    // With alpha 255 everywhere, the RGBA pixels' palette (if any) is the one
-    // encode_png() finds in the RGB copy: found once, and used as it is.
+    // With alpha 255 everywhere, the RGBA pixels' grey or palette (if any) is the
+    // one encode_png() finds in the RGB copy: found once, and used as it is.
+    if (all_grey(rgba, 4, false)) return encode_grey_png(width, height, rgba, 4, compression);
     const std::optional<Paletted> paletted = find_palette(width, height, 4, rgba);
     if (paletted) return libpng_encode(width, height, 3, {}, compression, &*paletted);
     if (uint64_t(width) * height * 3 >= kBandedMinBytes)
@@ -400,10 +460,13 @@ Bytes encode_png(uint32_t width, uint32_t height, int channels, ByteSpan pixels,
         throw std::invalid_argument("encode_png: " + std::to_string(pixels.size()) + " bytes of pixels for " +
                                     std::to_string(width) + "x" + std::to_string(height) + "x" +
                                     std::to_string(channels));
-    // Images of at most 256 colours are written with a palette (colour type 3):
-    // a quarter of the data to compress, and smaller files. Others are
-    // filtered with Paeth on every row (see filter_row()), which suits
-    // lightmaps and photographic textures.
+    // Grey RGB and opaque grey RGBA images are written as grey (colour type 0),
+    // a third or a quarter of the data to compress. Other images of at most
+    // 256 colours are written with a palette (colour type 3): a quarter of the
+    // data, and smaller files. Others are filtered with Paeth on every row (see
+    // filter_row()), which suits lightmaps and photographic textures.
+    if (channels >= 3 && all_grey(pixels, channels, true))
+        return encode_grey_png(width, height, pixels, channels, compression);
     const std::optional<Paletted> paletted = find_palette(width, height, channels, pixels);
     if (!paletted && pixels.size() >= kBandedMinBytes)
         return encode_png_banded(width, height, channels, pixels, std::clamp(compression, 0, 9));

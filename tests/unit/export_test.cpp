@@ -230,6 +230,62 @@ TEST(Png, PaletteForFewColoursTrueColourOtherwise) {
     }
 }
 
+// Grey RGB and opaque grey RGBA images (a Quake 1 map's grey lightmaps) are
+// written as grey, colour type 0, small ones through libpng and large ones in
+// bands; one pixel of colour anywhere (each byte position the 16-byte compares
+// look at, and the pixels after them) or one alpha below 255 keeps the colour.
+TEST(Png, GreyImagesAreWrittenAsGrey) {
+    const auto color_type = [](const Bytes& png) { return png.at(25); };
+    const auto decodes_to = [](const Bytes& png, const Bytes& pixels, int channels) {
+        const DecodedPng back = decode_png(png);
+        for (size_t p = 0; p < pixels.size() / size_t(channels); ++p)
+            for (int c = 0; c < 4; ++c)
+                if (back.rgba[p * 4 + size_t(c)] != (c < 3 || channels == 4 ? pixels[p * size_t(channels) + size_t(c)] : 255))
+                    return false;
+        return true;
+    };
+    struct Size {
+        uint32_t w, h;
+    };
+    for (const Size size : {Size{37, 11} /* small; 407 pixels: a tail after the 16-byte steps */,
+                            Size{700, 501} /* 350 700 pixels: banded */}) {
+        for (const int channels : {3, 4}) {
+            const size_t count = size_t(size.w) * size.h;
+            Bytes grey(count * size_t(channels));
+            uint32_t seed = 7;
+            for (size_t p = 0; p < count; ++p) {
+                seed = seed * 1664525u + 1013904223u;
+                const uint8_t v = p % 5 == 0 ? uint8_t(seed >> 24) : uint8_t(p / size.w + p % size.w);  // > 256 values
+                for (int c = 0; c < 3; ++c) grey[p * size_t(channels) + size_t(c)] = v;
+                if (channels == 4) grey[p * 4 + 3] = 255;
+            }
+            const Bytes png = encode_png(size.w, size.h, channels, grey);
+            EXPECT_EQ(color_type(png), 0) << size.w << "x" << size.h << "x" << channels;
+            EXPECT_TRUE(decodes_to(png, grey, channels)) << size.w << "x" << size.h << "x" << channels;
+            if (channels == 4) {
+                Bytes rgb(count * 3);
+                for (size_t p = 0; p < count; ++p)
+                    for (int c = 0; c < 3; ++c) rgb[p * 3 + size_t(c)] = grey[p * 4 + size_t(c)];
+                EXPECT_EQ(encode_opaque_rgba_png(size.w, size.h, grey), encode_png(size.w, size.h, 3, rgb));
+            }
+            // One byte off grey: on the small image every byte of the first 49 pixels
+            // (each position of the 16-byte compares), on both the bytes of the last
+            // pixel (after them) and one in the middle.
+            std::vector<size_t> bytes{count / 2 * size_t(channels) + 1};
+            if (count < 1000)
+                for (size_t b = 0; b < 49 * size_t(channels); ++b) bytes.push_back(b);
+            for (int c = 0; c < channels; ++c) bytes.push_back((count - 1) * size_t(channels) + size_t(c));
+            for (const size_t b : bytes) {
+                Bytes off = grey;
+                off[b] = uint8_t(off[b] ^ 1);
+                const Bytes coloured = encode_png(size.w, size.h, channels, off);
+                ASSERT_NE(color_type(coloured), 0) << size.w << "x" << size.h << "x" << channels << " byte " << b;
+                ASSERT_TRUE(decodes_to(coloured, off, channels)) << size.w << "x" << size.h << "x" << channels << " byte " << b;
+            }
+        }
+    }
+}
+
 TEST(Png, CompressionLevelsDecodeTheSame) {
     Bytes pixels(64 * 64 * 3);  // a smooth gradient of more than 256 colours
     for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = uint8_t(i % 3 == 0 ? (i / 3) % 64 * 4 : (i / 192) * 4 + i % 3);
