@@ -23,6 +23,9 @@ inline constexpr int kPngDefaultCompression = 3;
 /// Encodes 8-bit pixels as a PNG file in memory. `compression` is zlib's
 /// level 0-9; level 1 deflates runs only (Z_RLE), which suits the filtered
 /// rows of lightmaps and baked textures better than level 1's string search.
+/// The file is as small a kind as holds the pixels exactly: grey RGB and
+/// opaque grey RGBA as grey, other images of at most 256 colours with a
+/// palette, the rest as given.
 Bytes encode_png(uint32_t width, uint32_t height, int channels, ByteSpan pixels,
                  int compression = kPngDefaultCompression);
 
