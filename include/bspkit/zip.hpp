@@ -105,7 +105,9 @@ private:
 
 /// The engine's view of a name: ASCII lower case, '\' as '/'.
 std::string engine_name(std::string_view name);
-/// `s` with control and DEL bytes as \xNN (for messages).
+/// `s` for messages and terminals: control and DEL bytes, C1 controls, and
+/// bytes of no well-formed UTF-8 sequence (Latin-1 text, Quake's high-bit
+/// characters, damage) as \xNN; ASCII and other UTF-8 as they are.
 std::string printable(std::string_view s);
 /// CRC-32 (zip, gzip) of `data`.
 uint32_t crc32_of(ByteSpan data);

@@ -48,18 +48,51 @@ Bytes inflate_raw(ByteSpan in, uint32_t size, std::string& error) {
 
 }  // namespace
 
+namespace {
+
+/// Bytes of the well-formed UTF-8 sequence at the start of `s` (RFC 3629: no
+/// overlong forms, no surrogates, nothing above U+10FFFF) of two bytes or
+/// more, or 0 when none starts there. C1 controls (U+0080-U+009F; a terminal
+/// may take U+009B as CSI) count as none.
+size_t utf8_sequence(std::string_view s) {
+    const auto byte = [&](size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u; };
+    const unsigned b0 = byte(0);
+    const auto tail = [&](size_t i) { return (byte(i) & 0xC0u) == 0x80u; };
+    if (b0 >= 0xC2 && b0 <= 0xDF) return tail(1) && !(b0 == 0xC2 && byte(1) <= 0x9F) ? 2 : 0;
+    if (b0 >= 0xE0 && b0 <= 0xEF) {
+        const unsigned b1 = byte(1);
+        const bool ok = b0 == 0xE0 ? b1 >= 0xA0 && b1 <= 0xBF : b0 == 0xED ? b1 >= 0x80 && b1 <= 0x9F : tail(1);
+        return ok && tail(2) ? 3 : 0;
+    }
+    if (b0 >= 0xF0 && b0 <= 0xF4) {
+        const unsigned b1 = byte(1);
+        const bool ok = b0 == 0xF0 ? b1 >= 0x90 && b1 <= 0xBF : b0 == 0xF4 ? b1 >= 0x80 && b1 <= 0x8F : tail(1);
+        return ok && tail(2) && tail(3) ? 4 : 0;
+    }
+    return 0;
+}
+
+}  // namespace
+
 std::string printable(std::string_view s) {
     std::string out;
-    for (char c : s) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u >= 32 && u != 127) {
-            out += c;
-        } else {
-            static const char* hex = "0123456789abcdef";
-            out += "\\x";
-            out += hex[u >> 4];
-            out += hex[u & 15];
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size();) {
+        const auto u = static_cast<unsigned char>(s[i]);
+        if (u >= 32 && u < 127) {
+            out += s[i++];
+            continue;
         }
+        if (const size_t n = u >= 0x80 ? utf8_sequence(s.substr(i)) : 0) {
+            out.append(s.substr(i, n));
+            i += n;
+            continue;
+        }
+        static const char* hex = "0123456789abcdef";
+        out += "\\x";
+        out += hex[u >> 4];
+        out += hex[u & 15];
+        ++i;
     }
     return out;
 }

@@ -550,3 +550,34 @@ TEST(Pakfile, CheckNamesEveryUnsafeEntryAsAnError) {
         EXPECT_FALSE(r.ok());
     }
 }
+
+// Messages and terminal output quote names and values through zip::printable:
+// ASCII and well-formed UTF-8 as they are; control bytes, DEL, C1 controls
+// (U+009B is CSI to some terminals) and bytes of no well-formed UTF-8 sequence
+// (Latin-1, Quake's high-bit characters, truncated, overlong, surrogate, above
+// U+10FFFF) as \xNN, so nothing but text reaches a terminal.
+TEST(Printable, KeepsTextAndUtf8AndQuotesEveryOtherByte) {
+    struct Case {
+        std::string in, out;
+    };
+    for (const Case& c : std::vector<Case>{
+             {"maps/de_dust2.bsp", "maps/de_dust2.bsp"},
+             {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},  // é € 😀
+             {std::string("a\0b", 3) + "\x1b[2J\x7f", "a\\x00b\\x1b[2J\\x7f"},
+             {"\xc2\x9b" "1m", "\\xc2\\x9b1m"},                   // C1 CSI
+             {"\xc2\xa0", "\xc2\xa0"},                            // U+00A0, the first after C1
+             {"caf\xe9", "caf\\xe9"},                             // Latin-1 é
+             {"\xc3", "\\xc3"},                                   // truncated at the end
+             {"\xe2\x82" "x", "\\xe2\\x82x"},                    // truncated before ASCII
+             {"\xc0\xaf", "\\xc0\\xaf"},                          // overlong '/'
+             {"\xe0\x80\xaf", "\\xe0\\x80\\xaf"},                 // overlong, 3 bytes
+             {"\xed\xa0\x80", "\\xed\\xa0\\x80"},                 // surrogate U+D800
+             {"\xed\x9f\xbf", "\xed\x9f\xbf"},                    // U+D7FF
+             {"\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"},        // above U+10FFFF
+             {"\xf4\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf"},            // U+10FFFF
+             {"\xf0\x8f\xbf\xbf", "\\xf0\\x8f\\xbf\\xbf"},        // overlong, 4 bytes
+             {"\x80\xbf", "\\x80\\xbf"},                          // lone continuation bytes
+             {"\xff\xfe", "\\xff\\xfe"},
+         })
+        EXPECT_EQ(zip::printable(c.in), c.out) << c.out;
+}
