@@ -46,10 +46,6 @@ Bytes inflate_raw(ByteSpan in, uint32_t size, std::string& error) {
     return {};
 }
 
-}  // namespace
-
-namespace {
-
 /// Bytes of the well-formed UTF-8 sequence at the start of `s` (RFC 3629: no
 /// overlong forms, no surrogates, nothing above U+10FFFF) of two bytes or
 /// more, or 0 when none starts there. C1 controls (U+0080-U+009F; a terminal
