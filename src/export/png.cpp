@@ -101,7 +101,7 @@ std::optional<Paletted> find_palette(uint32_t width, uint32_t height, int channe
     return out;
 }
 
-/// Whether every pixel of `count` pixels of `stride` bytes (3 or 4) is grey:
+/// Whether every pixel of `pixels` (`stride` bytes each: 3 or 4) is grey:
 /// R = G = B, and with `opaque` also alpha 255 (stride 4). Such an image is
 /// written as grey (colour type 0), one byte a pixel and Paeth-filtered,
 /// instead of through find_palette(): a Quake 1 map's grey lightmap atlas of
