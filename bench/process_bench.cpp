@@ -8,6 +8,7 @@
 //   repack     ... also vs dd conv=fsync    (a copy on disk before it returns, as the save)
 //   export     bspkit export FILE -o .glb  vs cat FILE        (and .obj for Quake 3; and
 //                                                              --lighting separate: no bake)
+//   lightmaps  bspkit lightmaps FILE -o DIR vs cat FILE       (with export: the atlas pages as PNGs)
 // plus the peak RSS of every bspkit child (wait4), against the issue's
 // limit 1.5 x file size + 8 MB for info, check and repack.
 //
@@ -177,6 +178,9 @@ int main(int argc, char** argv) {
             const Pair s = compare({"/bin/cat", f.string()}, {bspkit, "export", f.string(), "--lighting", "separate", "-o",
                                                               (out / "map.glb").string()}, export_runs);
             print("glb-sep", f, "cat", s, "(--lighting separate: no bake)");
+            const Pair l = compare({"/bin/cat", f.string()},
+                                   {bspkit, "lightmaps", f.string(), "-o", (out / "lightmaps").string()}, export_runs);
+            print("lightmaps", f, "cat", l, "(every light style's atlas page as a PNG)");
             if (f.filename() == "nexuiz_ons-reborn.bsp" || !defaults) {
                 const Pair o = compare({"/bin/cat", f.string()},
                                        {bspkit, "export", f.string(), "-o", (out / "map.obj").string()}, export_runs);
